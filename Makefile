@@ -1,0 +1,33 @@
+# Two commands for a fresh machine: `make test` and `make demo`.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: test demo release bench sandbox-deps clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# bubblewrap is the sandbox that runs student code (README: "Sandbox").
+sandbox-deps:
+	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
+
+test: $(STAMP) sandbox-deps
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m pytest -p no:cacheprovider
+
+demo: $(STAMP) sandbox-deps
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m reference.demo
+
+release: $(STAMP)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m autograder.release
+
+bench: $(STAMP)
+	$(PY) benchmarks/attention_speed.py
+	$(PY) benchmarks/decoder_speed.py
+
+clean:
+	rm -rf $(VENV)
