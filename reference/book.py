@@ -1,6 +1,6 @@
 """The chapter's own code, as published in D2L 11.3-11.4 (PyTorch edition).
 
-This module is public: it ships to students inside the released helper package, and
+This module is public: it ships with the bahdanau assignment (which builds on it), and
 the grader binds these names while it checks *another* task, so that a mistake in a
 student's ``masked_softmax`` is not charged again inside their ``DotProductAttention``
 (SPEC §3, "Tasks are graded independently").
@@ -13,8 +13,6 @@ import math
 
 import torch
 from torch import nn
-
-from .seq2seq import AttentionDecoder, init_seq2seq
 
 
 def masked_softmax(X, valid_lens):
@@ -84,51 +82,3 @@ class AdditiveAttention(nn.Module):
         # dimension)
         return torch.bmm(self.dropout(self.attention_weights), values)
 
-
-class Seq2SeqAttentionDecoder(AttentionDecoder):
-    """The book's GRU decoder with additive attention (11.4.2)."""
-    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers,
-                 dropout=0):
-        super().__init__()
-        self.attention = AdditiveAttention(num_hiddens, dropout)
-        self.embedding = nn.Embedding(vocab_size, embed_size)
-        self.rnn = nn.GRU(
-            embed_size + num_hiddens, num_hiddens, num_layers,
-            dropout=dropout)
-        self.dense = nn.LazyLinear(vocab_size)
-        self.apply(init_seq2seq)
-
-    def init_state(self, enc_outputs, enc_valid_lens):
-        # Shape of outputs: (num_steps, batch_size, num_hiddens).
-        # Shape of hidden_state: (num_layers, batch_size, num_hiddens)
-        outputs, hidden_state = enc_outputs
-        return (outputs.permute(1, 0, 2), hidden_state, enc_valid_lens)
-
-    def forward(self, X, state):
-        # Shape of enc_outputs: (batch_size, num_steps, num_hiddens).
-        # Shape of hidden_state: (num_layers, batch_size, num_hiddens)
-        enc_outputs, hidden_state, enc_valid_lens = state
-        # Shape of the output X: (num_steps, batch_size, embed_size)
-        X = self.embedding(X).permute(1, 0, 2)
-        outputs, self._attention_weights = [], []
-        for x in X:
-            # Shape of query: (batch_size, 1, num_hiddens)
-            query = torch.unsqueeze(hidden_state[-1], dim=1)
-            # Shape of context: (batch_size, 1, num_hiddens)
-            context = self.attention(
-                query, enc_outputs, enc_outputs, enc_valid_lens)
-            # Concatenate on the feature dimension
-            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)
-            # Reshape x as (1, batch_size, embed_size + num_hiddens)
-            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)
-            outputs.append(out)
-            self._attention_weights.append(self.attention.attention_weights)
-        # After fully connected layer transformation, shape of outputs:
-        # (num_steps, batch_size, vocab_size)
-        outputs = self.dense(torch.cat(outputs, dim=0))
-        return outputs.permute(1, 0, 2), [enc_outputs, hidden_state,
-                                          enc_valid_lens]
-
-    @property
-    def attention_weights(self):
-        return self._attention_weights
