@@ -1,0 +1,166 @@
+"""The boundary's wire format: JSON for structure, raw bytes for tensors, never pickle.
+
+A value crossing the boundary is None, a bool, int, float or str, a list, tuple or
+str-keyed dict of such values, a tensor, or a ``Handle`` to an object that stays in the
+worker. Anything else is sent as ``Opaque(type name)``. Reading a message never runs
+code: tensors are rebuilt with ``torch.frombuffer`` after their size is checked.
+
+Frame: 8-byte big-endian header length, the JSON header ``{"body": ..., "sizes": [...]}``,
+then one raw buffer per tensor.
+"""
+import json
+import socket
+import struct
+from dataclasses import dataclass
+
+import torch
+
+DTYPES = {name: getattr(torch, name) for name in (
+    "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "bool")}
+MAX_HEADER_BYTES = 16 << 20
+MAX_MESSAGE_BYTES = 1 << 30
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not a valid message."""
+
+
+@dataclass(frozen=True)
+class Handle:
+    """An object (a student's module) that lives in the worker, named by a number."""
+    id: int
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A value of a type that does not cross the boundary; only its type name does."""
+    type_name: str
+
+
+def _plain_tensor(value: torch.Tensor) -> tuple[torch.Tensor, str]:
+    """The tensor's data as a plain, detached, contiguous CPU (or meta) tensor, and the
+    type of the device it was on. Subclass overrides are bypassed."""
+    with torch._C.DisableTorchFunctionSubclass():
+        plain = torch.Tensor.detach(value)
+        device_type = plain.device.type
+        if device_type != "meta":
+            plain = plain.cpu().contiguous()
+        return plain.as_subclass(torch.Tensor), device_type
+
+
+def encode(value, buffers: list[bytes], handle_of=None):
+    """``value`` as a JSON-able tree; tensor bytes are appended to ``buffers``.
+
+    ``handle_of(obj)`` (worker side) may turn an object into a ``Handle``; otherwise
+    unknown objects become ``Opaque``.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) and type(value) in (int, float):
+        return value
+    if isinstance(value, torch.Tensor):
+        return _encode_tensor(value, buffers)
+    if isinstance(value, Handle):
+        return {"__handle__": value.id}
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        items = [encode(item, buffers, handle_of) for item in value]
+        return items if type(value) is list else {"__tuple__": items}
+    if type(value) is dict and all(type(key) is str for key in value):
+        return {"__dict__": [[key, encode(item, buffers, handle_of)] for key, item in value.items()]}
+    if handle_of is not None:
+        handle = handle_of(value)
+        if handle is not None:
+            return {"__handle__": handle.id}
+    return {"__opaque__": type(value).__name__[:100]}
+
+
+def _encode_tensor(value: torch.Tensor, buffers: list[bytes]) -> dict:
+    plain, device_type = _plain_tensor(value)
+    dtype = str(plain.dtype).removeprefix("torch.")
+    if dtype not in DTYPES or plain.layout != torch.strided:
+        return {"__opaque__": f"tensor of {dtype}, {plain.layout}"}
+    tree = {"__tensor__": None, "dtype": dtype, "shape": list(plain.shape),
+            "device": device_type}
+    if plain.device.type != "meta":
+        tree["__tensor__"] = len(buffers)
+        buffers.append(plain.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return tree
+
+
+def decode(tree, buffers: list[bytes]):
+    """Rebuild a value from ``encode``'s tree; tensors land on the device they were sent from."""
+    if isinstance(tree, list):
+        return [decode(item, buffers) for item in tree]
+    if not isinstance(tree, dict):
+        return tree
+    if "__tensor__" in tree:
+        return _decode_tensor(tree, buffers)
+    if "__tuple__" in tree:
+        return tuple(decode(item, buffers) for item in tree["__tuple__"])
+    if "__dict__" in tree:
+        return {str(key): decode(item, buffers) for key, item in tree["__dict__"]}
+    if "__handle__" in tree:
+        return Handle(int(tree["__handle__"]))
+    if "__opaque__" in tree:
+        return Opaque(str(tree["__opaque__"]))
+    raise ProtocolError(f"unknown value {sorted(tree)[:3]}")
+
+
+def _decode_tensor(tree: dict, buffers: list[bytes]) -> torch.Tensor:
+    dtype = DTYPES.get(tree.get("dtype"))
+    shape = tree.get("shape")
+    if dtype is None or not isinstance(shape, list) or not all(
+            isinstance(n, int) and n >= 0 for n in shape):
+        raise ProtocolError(f"bad tensor header {tree!r:.200}")
+    if tree["__tensor__"] is None:  # a meta tensor carries no data
+        return torch.empty(shape, dtype=dtype, device="meta")
+    data = buffers[int(tree["__tensor__"])]
+    numel = 1
+    for n in shape:
+        numel *= n
+    if numel * torch.empty((), dtype=dtype).element_size() != len(data):
+        raise ProtocolError(f"tensor of shape {shape} and {tree['dtype']} does not match {len(data)} bytes")
+    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+    device = "cuda" if tree.get("device") == "cuda" else "cpu"
+    return flat.view(dtype).reshape(shape).to(device)
+
+
+def send(sock: socket.socket, value, handle_of=None) -> None:
+    """Send one message holding ``value``."""
+    buffers: list[bytes] = []
+    body = encode(value, buffers, handle_of)
+    header = json.dumps({"body": body, "sizes": [len(b) for b in buffers]}).encode()
+    sock.sendall(struct.pack(">Q", len(header)) + header)
+    for buffer in buffers:
+        sock.sendall(buffer)
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the peer closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv(sock: socket.socket):
+    """Receive one message; raises ``EOFError`` when the peer is gone, ``ProtocolError`` if malformed."""
+    (header_size,) = struct.unpack(">Q", _recv_exactly(sock, 8))
+    if header_size > MAX_HEADER_BYTES:
+        raise ProtocolError(f"header of {header_size} bytes")
+    try:
+        header = json.loads(_recv_exactly(sock, header_size))
+        sizes = [int(n) for n in header["sizes"]]
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
+        raise ProtocolError(f"unreadable header: {error}") from None
+    if any(n < 0 for n in sizes) or sum(sizes) > MAX_MESSAGE_BYTES:
+        raise ProtocolError("message too large")
+    buffers = [_recv_exactly(sock, n) for n in sizes]
+    try:
+        return decode(header["body"], buffers)
+    except (ValueError, TypeError, IndexError, KeyError, RecursionError, RuntimeError) as error:
+        raise ProtocolError(f"undecodable message: {error}") from None

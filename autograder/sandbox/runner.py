@@ -1,0 +1,192 @@
+"""The worker side of the boundary: runs a notebook's cells, then answers calls with plain data.
+
+``Runner.handle(request)`` is the whole interface. The same class serves the sandboxed
+worker process (over a socket, ``serve``) and the plain nbgrader path (in the
+student's kernel, through ``LocalStudent``), so both paths see the same behaviour.
+
+Requests are dicts with an ``op``; replies are ``{"value": ...}`` or
+``{"error": {"type", "message", "where"}}`` where ``where`` names the student's cell and
+line. Student output is captured per request, capped, and returned as ``stdout``.
+"""
+import io
+import linecache
+import sys
+import traceback
+import types
+
+import torch
+from torch import nn
+
+from . import protocol
+from .protocol import Handle
+
+CELL_PREFIX = "<cell "
+
+
+class CappedWriter(io.TextIOBase):
+    """A stdout replacement that keeps the first ``limit`` characters and counts the rest."""
+
+    def __init__(self, limit: int):
+        self.limit, self.parts, self.size = limit, [], 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+        self.size += len(text)
+        return len(text)
+
+    def take(self) -> str:
+        kept = "".join(self.parts)
+        dropped = self.size - len(kept)
+        self.parts, self.size = [], 0
+        return kept + (f"\n[... {dropped} more characters not kept]" if dropped > 0 else "")
+
+
+def student_error(error: BaseException) -> dict:
+    """The error as the student should see it: type, message, and their own cell and line."""
+    where = None
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename.startswith(CELL_PREFIX):
+            where = f"{frame.filename[len(CELL_PREFIX):-1]}, line {frame.lineno}: {(frame.line or '').strip()}"
+    message = str(error).strip().splitlines()[0][:500] if str(error).strip() else ""
+    return {"type": type(error).__name__, "message": message, "where": where}
+
+
+class Runner:
+    """Holds the student's namespace and the objects made in it; answers requests."""
+
+    def __init__(self, book: types.ModuleType | None = None, output_limit: int = 65536):
+        self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.book = book
+        self.objects: dict[int, object] = {}
+        self.saved_bindings: dict[str, object] = {}
+        self.output = CappedWriter(output_limit)
+
+    def use_namespace(self, namespace: dict) -> None:
+        """Answer calls on the names of an existing namespace (a live kernel's globals)."""
+        self.namespace = namespace
+
+    def handle_of(self, obj) -> Handle | None:
+        if isinstance(obj, nn.Module):
+            self.objects[id(obj)] = obj
+            return Handle(id(obj))
+        return None
+
+    def handle(self, request: dict) -> dict:
+        """Answer one request; never raises for anything the student's code does."""
+        saved_stdout = sys.stdout
+        sys.stdout = self.output
+        try:
+            reply = {"value": getattr(self, "op_" + request["op"])(**request.get("args", {}))}
+        except Exception as error:  # the student's error, reported, never re-raised
+            reply = {"error": student_error(error)}
+        except BaseException as error:  # SystemExit/KeyboardInterrupt from student code
+            reply = {"error": student_error(error)}
+        finally:
+            sys.stdout = saved_stdout
+        reply["stdout"] = self.output.take()
+        return reply
+
+    # --- operations -------------------------------------------------------------------
+    def op_exec(self, label: str, source: str):
+        """Run one notebook cell in the namespace (like a kernel: SystemExit does not stop us)."""
+        filename = f"{CELL_PREFIX}{label}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102 - student code, sandboxed
+
+    def op_has(self, name: str) -> str | None:
+        """The kind of the name in the namespace: 'function', 'class', 'other' or None."""
+        if name not in self.namespace:
+            return None
+        obj = self.namespace[name]
+        return "class" if isinstance(obj, type) else "function" if callable(obj) else "other"
+
+    def op_bind(self, names: list[str]):
+        """While another task is checked, these names point at the book's published code."""
+        self.op_unbind()
+        for name in names:
+            if self.book is not None and hasattr(self.book, name) and name in self.namespace:
+                self.saved_bindings[name] = self.namespace[name]
+                self.namespace[name] = getattr(self.book, name)
+
+    def op_unbind(self):
+        self.namespace.update(self.saved_bindings)
+        self.saved_bindings = {}
+
+    def op_seed(self, seed: int):
+        torch.manual_seed(seed)
+
+    def op_new(self, name: str, args: list, kwargs: dict):
+        """Instantiate the student's class ``name``; returns a handle to the module."""
+        obj = self.namespace[name](*self._in(args), **self._in(kwargs))
+        if not isinstance(obj, nn.Module):
+            raise TypeError(f"{name}(...) made a {type(obj).__name__}, not an nn.Module")
+        return self.handle_of(obj)
+
+    def op_call(self, target, method: str | None, args: list, kwargs: dict):
+        """Call a function by name, or a module (its ``__call__`` or a named method)."""
+        obj = self._target(target)
+        func = obj if method is None else getattr(obj, method)
+        return func(*self._in(args), **self._in(kwargs))
+
+    def op_getattr(self, target, name: str):
+        return getattr(self._target(target), name)
+
+    def op_parameters(self, target) -> dict:
+        """Names, shapes and dtypes of the module's parameters (uninitialised lazy ones: None)."""
+        params = {}
+        for name, param in self._target(target).named_parameters():
+            lazy = isinstance(param, nn.parameter.UninitializedParameter)
+            params[name] = None if lazy else [list(param.shape), str(param.dtype).removeprefix("torch.")]
+        return params
+
+    def op_load_parameters(self, target, values: dict) -> list[str]:
+        """Copy tensors into the parameters of the same names; returns the names not found."""
+        params = dict(self._target(target).named_parameters())
+        missing = [name for name in values if name not in params]
+        with torch.no_grad():
+            for name, value in values.items():
+                if name in params:
+                    params[name].copy_(value)
+        return missing
+
+    def op_mode(self, target, train: bool):
+        self._target(target).train(train)
+
+    def op_to(self, target, device: str | None = None, dtype: str | None = None):
+        module = self._target(target)
+        module.to(device=device, dtype=protocol.DTYPES[dtype] if dtype else None)
+
+    def _target(self, target):
+        if isinstance(target, Handle):
+            return self.objects[target.id]
+        return self.namespace[target]
+
+    def _in(self, value):
+        """Handles in the arguments become the worker's objects again."""
+        if isinstance(value, Handle):
+            return self.objects[value.id]
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._in(item) for item in value)
+        if isinstance(value, dict):
+            return {key: self._in(item) for key, item in value.items()}
+        return value
+
+
+def serve(sock, runner: Runner) -> None:
+    """Answer requests on ``sock`` until the peer closes it."""
+    while True:
+        try:
+            request = protocol.recv(sock)
+        except EOFError:
+            return
+        reply = runner.handle(request)
+        try:
+            protocol.send(sock, reply, runner.handle_of)
+        except (TypeError, ValueError, RuntimeError) as error:  # a returned value that cannot be sent
+            protocol.send(sock, {"error": student_error(error), "stdout": reply.get("stdout", "")})

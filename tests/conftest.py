@@ -1,0 +1,22 @@
+"""Shared test settings: the hypothesis profile and the ``cuda`` marker (pyproject.toml)."""
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Derandomized, no example database, no deadline: every run sees the same examples
+# (SPEC §3). HYPOTHESIS_PROFILE=... picks another registered profile.
+settings.register_profile(
+    "ci", deadline=None, derandomize=True, database=None, max_examples=60,
+    print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip tests marked ``@pytest.mark.cuda`` on a machine without a CUDA device."""
+    if item.get_closest_marker("cuda") is None:
+        return
+    import torch  # only here: most test folders never need torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
