@@ -5,10 +5,12 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # Derandomized, no example database, no deadline: every run sees the same examples
-# (SPEC §3). HYPOTHESIS_PROFILE=... picks another registered profile.
+# (SPEC §3). HYPOTHESIS_PROFILE=thorough searches longer.
 settings.register_profile(
     "ci", deadline=None, derandomize=True, database=None, max_examples=60,
     print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(  # a longer, random search, for a TA changing the reference
+    "thorough", parent=settings.get_profile("ci"), derandomize=False, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -134,6 +134,15 @@ class Runner:
         func = obj if method is None else getattr(obj, method)
         return func(*self._in(args), **self._in(kwargs))
 
+    def op_call_watched(self, target, args: list, kwargs: dict) -> dict:
+        """Like ``call``, and also reports which tensor arguments the call wrote into."""
+        args, kwargs = self._in(args), self._in(kwargs)
+        before = [a.clone() if isinstance(a, torch.Tensor) else None for a in args]
+        result = self._target(target)(*args, **kwargs)
+        written = [i for i, (a, b) in enumerate(zip(args, before))
+                   if b is not None and not torch.equal(a, b)]
+        return {"result": result, "written_args": written}
+
     def op_getattr(self, target, name: str):
         return getattr(self._target(target), name)
 

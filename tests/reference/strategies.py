@@ -106,3 +106,26 @@ def attention_batches(draw, min_valid_len: int = 0, valid_dims: tuple = (None, 1
         keys=draw(tensors((B, K, k), dt, MAX_FEATURE)),
         values=draw(tensors((B, K, v), dt, MAX_FEATURE)),
         valid_lens=draw(valid_lens(B, Q, K, min_valid_len, valid_dims)))
+
+
+VOCAB = 11  # decoder tests' vocabulary size (source and target)
+
+
+@dataclass(frozen=True)
+class DecoderBatch:
+    """Inputs of an encoder-decoder pair."""
+
+    src: Tensor             # (B, T) source tokens
+    tgt: Tensor             # (B, S) decoder input tokens
+    enc_valid_lens: Tensor  # (B,) in 1..T
+
+
+@st.composite
+def decoder_batches(draw) -> DecoderBatch:
+    """Token batches: B in 1..4, T in 1..6, S in 1..5, vocabulary of ``VOCAB``."""
+    B, T, S = draw(st.integers(1, 4)), draw(st.integers(1, 6)), draw(st.integers(1, 5))
+    tokens = st.integers(0, VOCAB - 1)
+    return DecoderBatch(
+        src=torch.from_numpy(draw(arrays(np.int64, (B, T), elements=tokens))),
+        tgt=torch.from_numpy(draw(arrays(np.int64, (B, S), elements=tokens))),
+        enc_valid_lens=torch.from_numpy(draw(arrays(np.int64, (B,), elements=st.integers(1, T)))))

@@ -1,0 +1,39 @@
+"""Device portability: run the student's code on the ``meta`` device (SPEC §3).
+
+Torch refuses to mix a meta tensor with a CPU one, so code that creates a tensor
+without ``device=`` fails here as it would on a GPU, even on a CPU-only runner.
+Only a device-mismatch error fails the check; any other error on meta (``.item()``
+has no value there) leaves it undecided.
+"""
+import re
+from collections.abc import Callable
+
+from ..sandbox.proxy import StudentError
+from .core import Finding, Undecided
+from .inputs import Case
+
+DEVICE_MISMATCH = re.compile(r"device", re.IGNORECASE)
+
+UNDECIDED = ("undecided on the meta device (your code needs real values there); not charged",
+             "на устройстве meta проверить не удалось (коду нужны настоящие значения); баллы не сняты")
+
+
+def on_meta(call: Callable[[Case], object], case: Case, expected_shape: tuple) -> None:
+    """Call with ``case`` moved to meta; fail on a device mismatch or a wrong output shape."""
+    meta_case = case.on("meta")
+    try:
+        got = call(meta_case)
+    except StudentError as error:
+        if not DEVICE_MISMATCH.search(error.message):
+            raise Undecided(UNDECIDED) from None
+        where = f" ({error.where})" if error.where else ""
+        raise Finding((
+            f"your code mixes devices{where}: a tensor is created on the CPU while the inputs are "
+            f"elsewhere; pass device=X.device (or use torch.*_like / tensor methods)",
+            f"ваш код смешивает устройства{where}: тензор создаётся на CPU, а входы на другом "
+            f"устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора)"),
+            case.code() + "\n# ...with every tensor above moved to device='meta' (.to('meta'))",
+            error=error) from None
+    if getattr(got, "shape", None) is not None and tuple(got.shape) != tuple(expected_shape):
+        raise Finding(("wrong output shape on the meta device", "неверная форма результата на meta"),
+                      expected=str(tuple(expected_shape)), got=str(tuple(got.shape)))

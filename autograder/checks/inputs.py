@@ -1,0 +1,126 @@
+"""Inputs for the checks: hypothesis strategies that draw small cases, and their code.
+
+A ``Case`` holds named tensors (and plain arguments) and can write itself as runnable
+Python, so the smallest failing input reaches the student as code they can paste.
+Values are multiples of 0.01, so the printed literals reproduce them exactly.
+"""
+from dataclasses import dataclass, field
+
+import torch
+from hypothesis import strategies as st
+
+DTYPE_NAMES = {torch.float32: "torch.float32", torch.float64: "torch.float64",
+               torch.int64: "torch.long"}
+LITERAL_LIMIT = 24  # tensors with more elements are written as their generator call
+
+
+@dataclass
+class Case:
+    """Named inputs of one call; ``recipes`` says how to rebuild the large tensors."""
+    tensors: dict[str, torch.Tensor | None]
+    options: dict[str, object] = field(default_factory=dict)
+    recipes: dict[str, str] = field(default_factory=dict)
+
+    def code(self) -> str:
+        lines = [f"{name} = {_tensor_code(t, self.recipes.get(name))}"
+                 for name, t in self.tensors.items()]
+        lines += [f"{name} = {value!r}" for name, value in self.options.items()]
+        return "\n".join(lines)
+
+    def on(self, device: str) -> "Case":
+        moved = {n: None if t is None else t.to(device) for n, t in self.tensors.items()}
+        return Case(moved, dict(self.options), dict(self.recipes))
+
+
+def _tensor_code(t: torch.Tensor | None, recipe: str | None) -> str:
+    if t is None:
+        return "None"
+    if t.numel() > LITERAL_LIMIT and recipe:
+        return recipe
+    if t.dtype.is_floating_point:
+        values = (t.double().cpu() * 100).round().long().tolist()
+        text = _nested(values, lambda v: repr(v / 100))
+    else:
+        text = _nested(t.cpu().tolist(), str)
+    dtype = "" if t.dtype in (torch.float32, torch.int64) else f", dtype={DTYPE_NAMES.get(t.dtype, t.dtype)}"
+    return f"torch.tensor({text}{dtype})"
+
+
+def _nested(values, fmt) -> str:
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested(v, fmt) for v in values) + "]"
+    return fmt(values)
+
+
+def values(shape: tuple, scale: float, seed: int, dtype) -> tuple[torch.Tensor, str]:
+    """Random multiples of 0.01 in [-scale, scale], and the code that makes them."""
+    bound = int(round(scale * 100))
+    generator = torch.Generator().manual_seed(seed)
+    t = torch.randint(-bound, bound + 1, shape, generator=generator).double() / 100
+    dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+    recipe = (f"(torch.randint(-{bound}, {bound + 1}, ({dims}), "
+              f"generator=torch.Generator().manual_seed({seed})) / 100)")
+    if dtype != torch.float64:
+        recipe += f".to({DTYPE_NAMES[dtype]})"
+    return t.to(dtype), recipe
+
+
+@st.composite
+def valid_lens(draw, batch: int, queries: int, keys: int, two_d: bool | None,
+               min_len: int = 1, max_len: int | None = None):
+    """``None``, ``(B,)`` or ``(B, Q)`` integer lengths in [min_len, max_len]."""
+    hi = keys if max_len is None else max_len
+    lengths = st.integers(min_len, hi)
+    if two_d is None:
+        two_d = draw(st.booleans())
+    shape = (batch, queries) if two_d else (batch,)
+    flat = draw(st.lists(lengths, min_size=batch * (queries if two_d else 1),
+                         max_size=batch * (queries if two_d else 1)))
+    return torch.tensor(flat, dtype=torch.long).reshape(shape)
+
+
+@st.composite
+def score_cases(draw, two_d: bool | None = None, min_len: int = 1, above_k: bool = False,
+                with_lens: bool = True, dtype=None):
+    """``masked_softmax`` inputs: scores X (B, Q, K) within ±1000 and valid_lens
+    (all in [K + 1, K + 3] when ``above_k``)."""
+    B, Q, K = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 6))
+    dtype = dtype or draw(st.sampled_from([torch.float32, torch.float64]))
+    scale = draw(st.sampled_from([1.0, 10.0, 1000.0]))
+    X, recipe = values((B, Q, K), scale, draw(st.integers(0, 2**16)), dtype)
+    lo, hi = (K + 1, K + 3) if above_k else (min_len, K)
+    lens = draw(valid_lens(B, Q, K, two_d, lo, hi)) if with_lens else None
+    return Case({"X": X, "valid_lens": lens}, recipes={"X": recipe})
+
+
+@st.composite
+def attention_cases(draw, two_d: bool | None = None, same_sizes: bool = True,
+                    with_lens: bool | None = None, min_len: int = 1):
+    """Attention inputs: queries (B, Q, D), keys (B, K, Dk), values (B, K, v), valid_lens."""
+    B, Q, K = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    D = draw(st.integers(1, 4))
+    Dk = D if same_sizes else draw(st.integers(1, 4).filter(lambda n: n != D))
+    V = draw(st.integers(1, 3))
+    seed = draw(st.integers(0, 2**16))
+    queries, q_recipe = values((B, Q, D), 2.0, seed, torch.float32)
+    keys, k_recipe = values((B, K, Dk), 2.0, seed + 1, torch.float32)
+    vals, v_recipe = values((B, K, V), 2.0, seed + 2, torch.float32)
+    use_lens = draw(st.booleans()) if with_lens is None else with_lens
+    lens = draw(valid_lens(B, Q, K, two_d, min_len)) if use_lens else None
+    return Case({"queries": queries, "keys": keys, "values": vals, "valid_lens": lens},
+                recipes={"queries": q_recipe, "keys": k_recipe, "values": v_recipe})
+
+
+@st.composite
+def decoder_cases(draw, max_steps: int = 4):
+    """A decoder's sizes and tokens: source (B, T) with lengths, target (B, S)."""
+    sizes = {"vocab_size": draw(st.integers(3, 9)), "embed_size": draw(st.integers(2, 6)),
+             "num_hiddens": draw(st.integers(2, 6)), "num_layers": draw(st.integers(1, 2))}
+    B, T, S = draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(1, max_steps))
+    seed = draw(st.integers(0, 2**16))
+    generator = torch.Generator().manual_seed(seed)
+    V = sizes["vocab_size"]
+    src = torch.randint(0, V, (B, T), generator=generator)
+    tgt = torch.randint(0, V, (B, S), generator=generator)
+    lens = torch.tensor(draw(st.lists(st.integers(1, T), min_size=B, max_size=B)))
+    return Case({"src": src, "tgt": tgt, "enc_valid_lens": lens}, options={**sizes, "seed": seed})

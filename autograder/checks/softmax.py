@@ -1,0 +1,162 @@
+"""Checks for ``masked_softmax(X, valid_lens)`` (SPEC §2)."""
+import torch
+from hypothesis import strategies as st
+
+from reference.attention import keep_mask, masked_softmax as reference_softmax
+
+from .compare import check_tensor, close, tolerance
+from .core import Check, Context, Finding, search
+from .devices import on_meta
+from .inputs import Case, score_cases
+from .mistakes import CATALOGUE
+
+NAME = "masked_softmax"
+WEIGHTS = ("attention weights", "веса внимания")
+
+
+def _fill(X, keep):
+    return X.masked_fill(~keep, torch.finfo(X.dtype).min)
+
+
+def _keep_le(lens, shape):
+    return torch.arange(shape[-1]) <= (lens[:, None, None] if lens.dim() == 1 else lens[:, :, None])
+
+
+def _keep_queries(lens, shape):
+    if lens.dim() == 2:
+        return torch.ones(shape, dtype=torch.bool)
+    return (torch.arange(shape[1])[None, :, None] < lens[:, None, None]).expand(shape)
+
+
+MISTAKES = {  # what each known mistake outputs, from scores X (B, Q, K) and valid_lens
+    "wrong_axis": lambda X, lens: _fill(X, keep_mask(lens, X.shape)).softmax(dim=1),
+    "mask_value_zero": lambda X, lens: X.masked_fill(~keep_mask(lens, X.shape), 0).softmax(-1),
+    "le_instead_of_lt": lambda X, lens: _fill(X, _keep_le(lens, X.shape)).softmax(-1),
+    "masking_queries": lambda X, lens: _fill(X, _keep_queries(lens, X.shape)).softmax(-1),
+    "lens_2d_as_1d": lambda X, lens: reference_softmax(X, lens[:, 0] if lens.dim() == 2 else lens),
+    "ignores_valid_lens": lambda X, lens: X.softmax(-1),
+}
+
+
+def diagnose(got, case: Case, tol: float):
+    X, lens = case.tensors["X"].double(), case.tensors["valid_lens"]
+    if lens is None:
+        return None
+    expected = reference_softmax(X, lens)
+    for mistake_id, mistaken in MISTAKES.items():
+        wrong = mistaken(X, lens)
+        if not close(wrong, expected, tol) and close(got, wrong, tol):
+            return CATALOGUE[mistake_id]
+    return None
+
+
+def compare_to_reference(student, case: Case) -> None:
+    X, lens = case.tensors["X"], case.tensors["valid_lens"]
+    got = student.call(NAME, X, lens)
+    expected = reference_softmax(X.double(), lens)
+    tol = tolerance(reference_softmax(X.float(), lens), expected)
+    try:
+        check_tensor(got, expected, tol, WEIGHTS, case.code(), "(B, Q, K)")
+    except Finding as finding:
+        finding.mistake = diagnose(got, case, tol)
+        raise
+
+
+def _matches(two_d: bool | None, above_k: bool = False, with_lens: bool = True):
+    def run(student, ctx: Context) -> None:
+        cases = score_cases(two_d=two_d, above_k=above_k, with_lens=with_lens)
+        search(cases, lambda case: compare_to_reference(student, case), ctx)
+    return run
+
+
+def _rows_sum_to_one(student, ctx: Context) -> None:
+    def test(case: Case):
+        X, lens = case.tensors["X"], case.tensors["valid_lens"]
+        got = student.call(NAME, X, lens)
+        check_tensor(got, reference_softmax(X.double(), lens), float("inf"), WEIGHTS, case.code())
+        sums = (got.double() * keep_mask(lens, X.shape)).sum(-1)  # (B, Q): weight on valid keys
+        check_tensor(sums, torch.ones_like(sums), 1e-5, ("weight on the valid keys of each row",
+                     "сумма весов по допустимым ключам строки"), case.code(), "(B, Q)")
+    search(score_cases(), test, ctx)
+
+
+def _zero_beyond(student, ctx: Context) -> None:
+    def test(case: Case):
+        X, lens = case.tensors["X"], case.tensors["valid_lens"]
+        got = student.call(NAME, X, lens)
+        check_tensor(got, reference_softmax(X.double(), lens), float("inf"), WEIGHTS, case.code())
+        masked = got.double() * ~keep_mask(lens, X.shape)  # weights on keys >= valid_len
+        try:
+            check_tensor(masked, torch.zeros_like(masked), 1e-6, ("weights beyond valid_lens",
+                         "веса за пределами valid_lens"), case.code(), "(B, Q, K)")
+        except Finding as finding:
+            finding.mistake = diagnose(got, case, 1e-5)
+            raise
+    search(score_cases(), test, ctx)
+
+
+def _finite_when_empty(student, ctx: Context) -> None:
+    def test(case: Case):
+        X, lens = case.tensors["X"], case.tensors["valid_lens"]
+        lens.view(-1)[0] = 0  # at least one row with nothing to attend to
+        got = student.call(NAME, X, lens)
+        check_tensor(got, reference_softmax(X.double(), lens), float("inf"), WEIGHTS, case.code())
+        if not torch.isfinite(got).all():
+            raise Finding(("a row with valid length 0 is not finite (NaN or inf)",
+                           "строка с допустимой длиной 0 содержит NaN или inf"), case.code(),
+                          expected="finite weights (uniform or zeros)", got=str(got[0, 0].tolist()))
+    search(score_cases(min_len=0), test, ctx)
+
+
+def _shape_dtype_device(student, ctx: Context) -> None:
+    def test(case: Case):
+        case = case.on(ctx.device)
+        X, lens = case.tensors["X"], case.tensors["valid_lens"]
+        got = student.call(NAME, X, lens)
+        check_tensor(got, torch.empty(X.shape), float("inf"), WEIGHTS, case.code(), "(B, Q, K)")
+        if got.dtype != X.dtype or got.device.type != X.device.type:
+            raise Finding(("the output's dtype or device differs from the input's",
+                           "тип или устройство результата отличаются от входа"), case.code(),
+                          expected=f"{X.dtype} on {X.device.type}", got=f"{got.dtype} on {got.device.type}")
+    search(score_cases(), test, ctx, max_examples=6)
+
+
+def _on_meta(student, ctx: Context) -> None:
+    case = Case({"X": torch.zeros(2, 3, 4), "valid_lens": torch.tensor([1, 3])})
+    on_meta(lambda c: student.call(NAME, c.tensors["X"], c.tensors["valid_lens"]), case,
+            expected_shape=(2, 3, 4))
+
+
+def warn_if_writes_input(student, ctx: Context) -> None:
+    """Non-scoring: tell the student when their function writes into X (the book's does)."""
+    X, lens = torch.tensor([[[1.0, 2.0, 3.0]]]), torch.tensor([1])
+    if student.request("call_watched", target=NAME, args=[X, lens], kwargs={})["written_args"]:
+        ctx.warnings.append(("writes_input", (
+            "masked_softmax writes into its input X (a reshape is a view, and X[~mask] = value "
+            "assigns through it); use masked_fill, which returns a new tensor",
+            "masked_softmax записывает во входной X (reshape возвращает представление, и "
+            "X[~mask] = value пишет через него); используйте masked_fill, он создаёт новый тензор")))
+
+
+CHECKS = [
+    Check("output shape, dtype and device", ("output shape, dtype and device match the input X",
+           "форма, тип и устройство результата как у входа X"), _shape_dtype_device),
+    Check("rows sum to one over valid keys", ("each row's weights on the valid keys sum to 1",
+           "веса каждой строки по допустимым ключам в сумме дают 1"), _rows_sum_to_one),
+    Check("zero weight beyond valid length", ("keys at positions >= valid_len get weight 0",
+           "ключи на позициях >= valid_len получают вес 0"), _zero_beyond),
+    Check("matches the reference with 1-D valid_lens", ("weights equal the reference for "
+           "valid_lens of shape (B,)", "веса совпадают с эталоном при valid_lens формы (B,)"),
+           _matches(two_d=False)),
+    Check("matches the reference with 2-D valid_lens", ("weights equal the reference for "
+           "valid_lens of shape (B, Q)", "веса совпадают с эталоном при valid_lens формы (B, Q)"),
+           _matches(two_d=True)),
+    Check("plain softmax when valid_lens is None", ("valid_lens=None gives a plain softmax over keys",
+           "при valid_lens=None получается обычный softmax по ключам"), _matches(None, with_lens=False)),
+    Check("lengths above K mean all valid", ("lengths above the number of keys K keep every key",
+           "длины больше числа ключей K оставляют все ключи"), _matches(None, above_k=True)),
+    Check("finite row for valid length 0", ("a row with valid length 0 comes out finite",
+           "строка с допустимой длиной 0 остаётся конечной"), _finite_when_empty),
+    Check("runs on any device", ("works for inputs on any device (no tensor created on the CPU)",
+           "работает на любом устройстве (никаких тензоров, созданных на CPU)"), _on_meta),
+]
