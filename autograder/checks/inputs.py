@@ -95,7 +95,7 @@ def score_cases(draw, two_d: bool | None = None, min_len: int = 1, above_k: bool
 
 @st.composite
 def attention_cases(draw, two_d: bool | None = None, same_sizes: bool = True,
-                    with_lens: bool | None = None, min_len: int = 1):
+                    with_lens: bool | None = None, min_len: int = 1, hidden: bool = False):
     """Attention inputs: queries (B, Q, D), keys (B, K, Dk), values (B, K, v), valid_lens."""
     B, Q, K = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 5))
     D = draw(st.integers(1, 4))
@@ -108,6 +108,7 @@ def attention_cases(draw, two_d: bool | None = None, same_sizes: bool = True,
     use_lens = draw(st.booleans()) if with_lens is None else with_lens
     lens = draw(valid_lens(B, Q, K, two_d, min_len)) if use_lens else None
     return Case({"queries": queries, "keys": keys, "values": vals, "valid_lens": lens},
+                options={"num_hiddens": draw(st.integers(1, 5))} if hidden else {},
                 recipes={"queries": q_recipe, "keys": k_recipe, "values": v_recipe})
 
 

@@ -1,0 +1,228 @@
+"""Checks for the attention modules: dot-product, additive, distance, bilinear (SPEC §2).
+
+The student's module is built through the proxy with the contract's constructor
+arguments, lazily initialised by one forward, and given the reference's weights by
+parameter name; outputs are compared in eval mode against the reference in float64.
+"""
+import copy
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from reference import attention as ref
+
+from .compare import check_tensor, close, tolerance
+from .core import Check, Context, Finding, search
+from .devices import on_meta
+from .inputs import Case, attention_cases
+from .mistakes import CATALOGUE
+from .softmax import MISTAKES as SOFTMAX_MISTAKES
+
+OUTPUT = ("attention output", "выход внимания")
+WEIGHTS = ("attention_weights", "attention_weights")
+Scores = Callable[[torch.nn.Module, Tensor, Tensor], Tensor]  # (module, queries, keys) -> (B, Q, K)
+
+
+def _dot(module, q, k):
+    return q @ k.transpose(1, 2)  # (B, Q, D) @ (B, D, K) -> (B, Q, K)
+
+
+def _sq_dist(module, q, k):
+    return ((q.unsqueeze(2) - k.unsqueeze(1)) ** 2).sum(-1)  # (B, Q, K)
+
+
+def _additive(module, q, k, squash=torch.tanh):
+    features = squash(module.W_q(q).unsqueeze(2) + module.W_k(k).unsqueeze(1))  # (B, Q, K, H)
+    return module.w_v(features).squeeze(-1)  # (B, Q, K)
+
+
+def _root_d(q):
+    return math.sqrt(q.shape[-1])
+
+
+@dataclass(frozen=True)
+class AttentionTask:
+    """What differs between the four attention tasks."""
+    name: str
+    reference: type
+    init: Callable[[Case, float], dict]       # constructor arguments
+    scores: Scores                             # the right scores, for softmax mistakes
+    mistaken_scores: dict[str, Scores]         # known mistakes in the score function
+    different_sizes: bool = False              # queries and keys may differ in size
+    hidden: bool = False                       # takes num_hiddens
+
+
+TASKS = {
+    "dot_product_attention": AttentionTask(
+        "DotProductAttention", ref.DotProductAttention, lambda case, p: {"dropout": p},
+        lambda m, q, k: _dot(m, q, k) / _root_d(q),
+        {"no_sqrt": _dot, "scale_by_d": lambda m, q, k: _dot(m, q, k) / q.shape[-1]}),
+    "additive_attention": AttentionTask(
+        "AdditiveAttention", ref.AdditiveAttention,
+        lambda case, p: {"num_hiddens": case.options["num_hiddens"], "dropout": p}, _additive,
+        {"no_tanh": lambda m, q, k: _additive(m, q, k, squash=lambda x: x)}, different_sizes=True,
+        hidden=True),
+    "distance_attention": AttentionTask(
+        "DistanceAttention", ref.DistanceAttention, lambda case, p: {"dropout": p},
+        lambda m, q, k: -_sq_dist(m, q, k) / (2 * _root_d(q)),
+        {"positive_distance": lambda m, q, k: _sq_dist(m, q, k) / (2 * _root_d(q)),
+         "distance_not_squared": lambda m, q, k: -_sq_dist(m, q, k).sqrt() / (2 * _root_d(q)),
+         "missing_half": lambda m, q, k: -_sq_dist(m, q, k) / _root_d(q),
+         "no_sqrt": lambda m, q, k: -_sq_dist(m, q, k) / 2}),
+    "bilinear_attention": AttentionTask(
+        "BilinearAttention", ref.BilinearAttention,
+        lambda case, p: {"query_size": case.tensors["queries"].shape[-1], "dropout": p},
+        lambda m, q, k: q @ m.M(k).transpose(1, 2) / _root_d(q),
+        {"no_sqrt": lambda m, q, k: q @ m.M(k).transpose(1, 2),
+         "M_on_queries": lambda m, q, k: m.M(q) @ k.transpose(1, 2) / _root_d(q)},
+        different_sizes=True),
+}
+
+
+def _inputs(case: Case) -> list:
+    t = case.tensors
+    return [t["queries"], t["keys"], t["values"], t["valid_lens"]]
+
+
+def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu"):
+    """The reference module and the student's, with the reference's weights, in eval mode."""
+    torch.manual_seed(0)
+    reference = task.reference(**task.init(case, dropout)).eval()
+    with torch.no_grad():
+        reference(*_inputs(case))  # lazy initialisation
+    module = student.new(task.name, **task.init(case, dropout))
+    module.eval()
+    weights = {name: p.detach() for name, p in reference.named_parameters()}
+    if weights:
+        module(*_inputs(case))  # lazy initialisation of the student's module
+        missing = module.load_parameters(weights)
+        if missing:
+            raise Finding((f"parameters {missing} not found: the contract names them "
+                           f"{sorted(weights)} (SPEC §2)", f"параметры {missing} не найдены: по "
+                           f"контракту они называются {sorted(weights)} (SPEC §2)"), case.code())
+    if device != "cpu":
+        module.to(device=device)
+    return reference, module
+
+
+def _diagnose(task: AttentionTask, reference, case: Case, got: Tensor, tol: float):
+    """The known mistake whose output ``got`` matches, if any."""
+    r64 = copy.deepcopy(reference).double()
+    q, k, v, lens = (None if t is None else t.double() if t.is_floating_point() else t
+                     for t in _inputs(case))
+    with torch.no_grad():
+        expected = r64(q, k, v, lens)
+        scores = task.scores(r64, q, k)  # (B, Q, K)
+        variants = {mid: ref.masked_softmax(f(r64, q, k), lens) @ v
+                    for mid, f in task.mistaken_scores.items()}
+        if lens is not None:
+            variants |= {mid: f(scores, lens) @ v for mid, f in SOFTMAX_MISTAKES.items()}
+    for mistake_id, wrong in variants.items():
+        if not close(wrong, expected, tol) and close(got, wrong, tol):
+            return CATALOGUE[mistake_id]
+    return None
+
+
+def compare_to_reference(student, task: AttentionTask, case: Case, device: str) -> None:
+    reference, module = build(student, task, case, device=device)
+    got = module(*_inputs(case.on(device)))
+    got_weights = module.attr("attention_weights")
+    with torch.no_grad():
+        expected = copy.deepcopy(reference).double()(*[t.double() if t is not None and t.is_floating_point()
+                                                       else t for t in _inputs(case)])
+        expected_weights = reference.attention_weights.double()
+        tol = tolerance(reference(*_inputs(case)), expected)
+    try:
+        check_tensor(got, expected, tol, OUTPUT, case.code(), "(B, Q, v)")
+    except Finding as finding:
+        finding.mistake = _diagnose(task, reference, case, got, tol)
+        raise
+    check_tensor(got_weights, expected_weights, max(tol, 1e-5), WEIGHTS, case.code(), "(B, Q, K)")
+
+
+def _matches(task: AttentionTask, two_d: bool | None = None, same_sizes: bool = True):
+    def run(student, ctx: Context) -> None:
+        cases = attention_cases(two_d=two_d, same_sizes=same_sizes, hidden=task.hidden,
+                                with_lens=True if two_d else None)
+        search(cases, lambda case: compare_to_reference(student, task, case, ctx.device), ctx)
+    return run
+
+
+def _shapes(task: AttentionTask):
+    def run(student, ctx: Context) -> None:
+        def test(case: Case):
+            _, module = build(student, task, case, device=ctx.device)
+            q, k, v, _ = _inputs(case)
+            check_tensor(module(*_inputs(case.on(ctx.device))), torch.empty(q.shape[0], q.shape[1], v.shape[-1]),
+                         float("inf"), OUTPUT, case.code(), "(B, Q, v)")
+            check_tensor(module.attr("attention_weights"), torch.empty(q.shape[0], q.shape[1], k.shape[1]),
+                         float("inf"), WEIGHTS, case.code(), "(B, Q, K)")
+        search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden), test, ctx,
+               max_examples=5)
+    return run
+
+
+def _dropout(task: AttentionTask):
+    """Against the student's own module without dropout (so that a wrong score is not
+    charged again here): with dropout=1, eval mode gives the same output; train mode gives
+    zeros and keeps the weights from before dropout in attention_weights."""
+    def run(student, ctx: Context) -> None:
+        def test(case: Case):
+            inputs = _inputs(case.on(ctx.device))
+            _, plain = build(student, task, case, dropout=0.0, device=ctx.device)
+            expected, expected_weights = plain(*inputs), plain.attr("attention_weights")
+            _, module = build(student, task, case, dropout=1.0, device=ctx.device)
+            check_tensor(module(*inputs), expected, 1e-5, ("eval-mode output with dropout=1",
+                         "выход в режиме eval при dropout=1"), case.code() + "\n# module.eval()")
+            module.train()
+            check_tensor(module(*inputs), torch.zeros_like(expected), 1e-6, ("train-mode output with "
+                         "dropout=1", "выход в режиме train при dropout=1"), case.code() + "\n# module.train()")
+            check_tensor(module.attr("attention_weights"), expected_weights, 1e-5, (
+                "attention_weights in train mode (before dropout)", "attention_weights в режиме train "
+                "(до dropout)"), case.code() + "\n# module.train()")
+        search(attention_cases(with_lens=True, hidden=task.hidden), test, ctx, max_examples=5)
+    return run
+
+
+def _meta(task: AttentionTask):
+    def run(student, ctx: Context) -> None:
+        case = Case({"queries": torch.zeros(2, 3, 4), "keys": torch.zeros(2, 5, 4),
+                     "values": torch.zeros(2, 5, 2), "valid_lens": torch.tensor([1, 4])},
+                    options={"num_hiddens": 3})
+        _, module = build(student, task, case)
+        module.to(device="meta")
+        on_meta(lambda c: module(*_inputs(c)), case, expected_shape=(2, 3, 2))
+    return run
+
+
+WHAT = {
+    "shapes": ("output is (B, Q, v) and attention_weights is (B, Q, K)",
+               "выход формы (B, Q, v), attention_weights формы (B, Q, K)"),
+    "matches": ("output and attention_weights equal the reference (same weights, eval mode)",
+                "выход и attention_weights совпадают с эталоном (те же веса, режим eval)"),
+    "2d": ("output equals the reference for valid_lens of shape (B, Q)",
+           "выход совпадает с эталоном при valid_lens формы (B, Q)"),
+    "sizes": ("queries and keys of different sizes work and match the reference",
+              "запросы и ключи разных размеров работают и совпадают с эталоном"),
+    "dropout": ("dropout acts on the weights in train mode only",
+                "dropout действует на веса только в режиме train"),
+    "meta": ("works for inputs on any device (no tensor created on the CPU)",
+             "работает на любом устройстве (никаких тензоров, созданных на CPU)"),
+}
+
+
+def checks_for(task_id: str) -> list[Check]:
+    task = TASKS[task_id]
+    checks = [Check("output and attention_weights shapes", WHAT["shapes"], _shapes(task)),
+              Check("matches the reference", WHAT["matches"],
+                    _matches(task, two_d=False if task_id == "dot_product_attention" else None))]
+    if task_id == "dot_product_attention":
+        checks.append(Check("matches the reference with 2-D valid_lens", WHAT["2d"], _matches(task, two_d=True)))
+    if task.different_sizes:
+        checks.append(Check("queries and keys of different sizes", WHAT["sizes"], _matches(task, same_sizes=False)))
+    checks += [Check("dropout only in train mode", WHAT["dropout"], _dropout(task)),
+               Check("runs on any device", WHAT["meta"], _meta(task))]
+    return checks
