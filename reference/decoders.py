@@ -46,6 +46,11 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         """Context for one step: (B, 1, H) query over prepared keys -> (B, 1, H)."""
         return self.attention.attend_projected(self.attention.W_q(query), keys, values, valid_lens)
 
+    @staticmethod
+    def rnn_input(context: Tensor, emb: Tensor) -> Tensor:
+        """The step's RNN input, context first as in 11.4.2: (B, 1, H) + (B, E) -> (B, 1, H + E)."""
+        return torch.cat((context, emb.unsqueeze(1)), dim=-1)
+
     def init_state(self, enc_outputs, enc_valid_lens):
         outputs, hidden_state = enc_outputs  # (T, B, H), encoder state
         return outputs.permute(1, 0, 2), hidden_state, enc_valid_lens  # (B, T, H)
@@ -58,7 +63,7 @@ class Seq2SeqAttentionDecoder(AttentionDecoder):
         for emb in embs:  # (B, E)
             context = self.attend(self.query_of(hidden_state), keys, enc_outputs,
                                   enc_valid_lens)  # (B, 1, H)
-            step_input = torch.cat((context, emb.unsqueeze(1)), dim=-1)  # (B, 1, H + E)
+            step_input = self.rnn_input(context, emb)  # (B, 1, H + E)
             out, hidden_state = self.rnn(step_input.permute(1, 0, 2), hidden_state)  # out (1, B, H)
             outputs.append(out)
             self._attention_weights.append(self.attention.attention_weights)  # (B, 1, T)

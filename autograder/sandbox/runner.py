@@ -8,6 +8,7 @@ Requests are dicts with an ``op``; replies are ``{"value": ...}`` or
 ``{"error": {"type", "message", "where"}}`` where ``where`` names the student's cell and
 line. Student output is captured per request, capped, and returned as ``stdout``.
 """
+import importlib
 import io
 import linecache
 import sys
@@ -142,6 +143,23 @@ class Runner:
         written = [i for i, (a, b) in enumerate(zip(args, before))
                    if b is not None and not torch.equal(a, b)]
         return {"result": result, "written_args": written}
+
+    def op_train_seq2seq(self, decoder, encoder: str, sizes: list, data: dict, steps: int,
+                         lr: float, seed: int):
+        """Train the student's decoder with the course library's encoder; returns the model.
+
+        Runs here because training calls the student's code thousands of times; the
+        grader only evaluates the returned model on held-out sentences it chose.
+        """
+        library = importlib.import_module("d2l_attention")  # the public course helpers
+        torch.manual_seed(seed)
+        model = library.Seq2Seq(getattr(library, encoder)(*sizes), self._in(decoder), data["pad"])
+        train = library.TranslationData(src=data["src"], tgt_in=data["tgt_in"],
+                                        src_valid_len=data["src_valid_len"], label=data["label"],
+                                        src_vocab=None, tgt_vocab=None, num_steps=data["src"].shape[1])
+        library.train_seq2seq(model, train, num_steps=steps, batch_size=data["batch_size"], lr=lr,
+                              device=data["src"].device, seed=seed, progress=False)
+        return self.handle_of(model.eval())
 
     def op_getattr(self, target, name: str):
         return getattr(self._target(target), name)

@@ -1,0 +1,249 @@
+"""Checks for the three Bahdanau decoders (SPEC §2): state contract, reference match,
+per-step attention weights, step-by-step decoding, training, device portability.
+
+The student's decoder gets the reference encoder's outputs as plain tensors and the
+reference decoder's weights by parameter name after one lazy-initialising forward.
+"""
+import copy
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from reference import decoders as ref
+from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
+
+from .compare import check_tensor, close, tolerance
+from .core import Check, Context, Finding, search
+from .devices import on_meta
+from .inputs import Case, decoder_cases
+from .mistakes import CATALOGUE
+from .training import learns_synthetic_corpus
+
+LOGITS = ("decoder logits", "логиты декодера")
+
+
+@dataclass(frozen=True)
+class DecoderTask:
+    name: str
+    reference: type
+    encoder: type
+    lstm: bool = False
+
+
+TASKS = {
+    "seq2seq_attention_decoder": DecoderTask("Seq2SeqAttentionDecoder", ref.Seq2SeqAttentionDecoder, Seq2SeqEncoder),
+    "lstm_attention_decoder": DecoderTask("LSTMAttentionDecoder", ref.LSTMAttentionDecoder, LSTMEncoder, lstm=True),
+    "dot_attention_decoder": DecoderTask("DotAttentionDecoder", ref.DotAttentionDecoder, Seq2SeqEncoder),
+}
+
+
+def _mistaken(task: DecoderTask) -> dict[str, type]:
+    """Reference decoders with one known mistake each."""
+    base = task.reference
+    variants = {
+        "first_layer_query": type("FirstLayer", (base,), {"query_of": staticmethod(
+            lambda state: (state[0] if task.lstm else state)[0].unsqueeze(1))}),
+        "context_after_embedding": type("ContextAfter", (base,), {"rnn_input": staticmethod(
+            lambda context, emb: torch.cat((emb.unsqueeze(1), context), dim=-1))}),
+        "ignores_enc_valid_lens": type("NoLens", (base,), {"init_state": lambda self, enc, lens: base.init_state(
+            self, enc, None)}),
+    }
+    if task.lstm:
+        variants["cell_state_query"] = type("CellQuery", (base,), {"query_of": staticmethod(
+            lambda state: state[1][-1].unsqueeze(1))})
+    return variants
+
+
+def _sizes(case: Case) -> list:
+    o = case.options
+    return [o["vocab_size"], o["embed_size"], o["num_hiddens"], o["num_layers"]]
+
+
+def setup(student, task: DecoderTask, case: Case, device: str = "cpu"):
+    """Reference encoder outputs, the reference decoder, and the student's with its weights."""
+    torch.manual_seed(case.options["seed"])
+    encoder = task.encoder(*_sizes(case)).eval()
+    reference = task.reference(*_sizes(case)).eval()
+    src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
+    with torch.no_grad():
+        enc_outputs = encoder(src)
+        reference(tgt, reference.init_state(enc_outputs, lens))  # lazy initialisation
+        for param in reference.parameters():  # larger than at init, so attention is sharp and
+            param.normal_(0, 1)               # a wrong query or mask shows in the logits
+    module = student.new(task.name, *_sizes(case))
+    module.eval()
+    state = module.method("init_state", enc_outputs, lens)
+    module(tgt, state)  # lazy initialisation of the student's decoder
+    weights = {name: p.detach() for name, p in reference.named_parameters()}
+    missing = module.load_parameters(weights)
+    if missing:
+        raise Finding((f"parameters {missing} not found: the contract names the submodules embedding, "
+                       f"rnn, dense and attention (SPEC §2)", f"параметры {missing} не найдены: по контракту "
+                       f"подмодули называются embedding, rnn, dense и attention (SPEC §2)"), case.code())
+    if device != "cpu":
+        module.to(device=device)
+    return enc_outputs, reference, module
+
+
+def _to(value, device):
+    if isinstance(value, Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to(v, device) for v in value)
+    return value
+
+
+def _expected(task: DecoderTask, reference, case: Case, enc_outputs, cls=None):
+    """Reference logits in float64 (or with a mistake, when ``cls`` is given)."""
+    model = copy.deepcopy(reference).double()
+    if cls is not None:
+        model.__class__ = cls
+    lens = case.tensors["enc_valid_lens"]
+    with torch.no_grad():
+        return model(case.tensors["tgt"], model.init_state(_to_double(enc_outputs), lens))[0]
+
+
+def _to_double(value):
+    if isinstance(value, Tensor):
+        return value.double()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_double(v) for v in value)
+    return value
+
+
+def _matches(task: DecoderTask):
+    def run(student, ctx: Context) -> None:
+        def test(case: Case):
+            enc_outputs, reference, module = setup(student, task, case, ctx.device)
+            lens = case.tensors["enc_valid_lens"].to(ctx.device)
+            state = module.method("init_state", _to(enc_outputs, ctx.device), lens)
+            got = _first(module(case.tensors["tgt"].to(ctx.device), state), case)
+            expected = _expected(task, reference, case, enc_outputs)
+            with torch.no_grad():
+                own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
+            tol = tolerance(own, expected)
+            try:
+                check_tensor(got, expected, tol, LOGITS, case.code(), "(B, S, V)")
+            except Finding as finding:
+                finding.mistake = next((CATALOGUE[mid] for mid, cls in _mistaken(task).items()
+                                        if close(got, wrong := _expected(task, reference, case, enc_outputs, cls), tol)
+                                        and not close(wrong, expected, tol)), None)
+                raise
+        search(decoder_cases(), test, ctx, max_examples=max(5, ctx.max_examples // 2))
+    return run
+
+
+def _first(result, case: Case):
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise Finding(("forward must return (logits, state)", "forward должен возвращать (logits, state)"),
+                      case.code(), expected="(logits (B, S, V), state)", got=type(result).__name__)
+    return result[0]
+
+
+def _state_shapes(task: DecoderTask):
+    def run(student, ctx: Context) -> None:
+        def test(case: Case):
+            enc_outputs, _, module = setup(student, task, case)
+            src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
+            B, T, S = src.shape[0], src.shape[1], tgt.shape[1]
+            V, _, H, L = _sizes(case)
+            state = module.method("init_state", enc_outputs, lens)
+            what = ("init_state(enc_outputs, enc_valid_lens)", "init_state(enc_outputs, enc_valid_lens)")
+            if not isinstance(state, (tuple, list)) or len(state) != 3:
+                raise Finding((f"{what[0]} must return (outputs, hidden_state, enc_valid_lens)",
+                               f"{what[1]} должен возвращать (outputs, hidden_state, enc_valid_lens)"), case.code())
+            check_tensor(state[0], enc_outputs[0].permute(1, 0, 2), 1e-6, ("init_state's outputs",
+                         "outputs из init_state"), case.code(), "(B, T, H)")
+            hidden = state[1]
+            if task.lstm and not (isinstance(hidden, (tuple, list)) and len(hidden) == 2):
+                raise Finding(("the LSTM decoder's hidden state must be the pair (h, c)",
+                               "скрытое состояние LSTM-декодера должно быть парой (h, c)"), case.code())
+            logits, new_state = module(tgt, state)
+            check_tensor(logits, torch.empty(B, S, V), float("inf"), LOGITS, case.code(), "(B, S, V)")
+            new_hidden = new_state[1] if isinstance(new_state, (tuple, list)) and len(new_state) == 3 else None
+            for got in (new_hidden if task.lstm else [new_hidden]):
+                check_tensor(got, torch.empty(L, B, H), float("inf"), ("the new hidden state",
+                             "новое скрытое состояние"), case.code(), "(num_layers, B, H)")
+        search(decoder_cases(), test, ctx, max_examples=5)
+    return run
+
+
+def _weights_per_step(task: DecoderTask):
+    def run(student, ctx: Context) -> None:
+        def test(case: Case):
+            enc_outputs, _, module = setup(student, task, case)
+            tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
+            module(tgt, module.method("init_state", enc_outputs, lens))
+            weights = module.attr("attention_weights")
+            B, S, T = tgt.shape[0], tgt.shape[1], case.tensors["src"].shape[1]
+            if not isinstance(weights, (list, tuple)) or len(weights) != S:
+                raise Finding((f"attention_weights must list one tensor per decoding step ({S})",
+                               f"attention_weights должен содержать по тензору на шаг ({S})"), case.code(),
+                              expected=f"list of {S} tensors (B, 1, T)", got=type(weights).__name__)
+            beyond = torch.arange(T)[None, None, :] >= lens[:, None, None]  # (B, 1, T)
+            for step in weights:
+                check_tensor(step, torch.empty(B, 1, T), float("inf"), ("one step's attention_weights",
+                             "attention_weights одного шага"), case.code(), "(B, 1, T)")
+                masked = step.double() * beyond
+                check_tensor(masked, torch.zeros_like(masked), 1e-6, ("weights beyond enc_valid_lens",
+                             "веса за пределами enc_valid_lens"), case.code(), "(B, 1, T)")
+        search(decoder_cases(), test, ctx, max_examples=5)
+    return run
+
+
+def _step_by_step(task: DecoderTask):
+    def run(student, ctx: Context) -> None:
+        def test(case: Case):
+            enc_outputs, _, module = setup(student, task, case)
+            tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
+            whole = _first(module(tgt, module.method("init_state", enc_outputs, lens)), case)
+            state, steps = module.method("init_state", enc_outputs, lens), []
+            for s in range(tgt.shape[1]):
+                logits, state = module(tgt[:, s:s + 1], state)  # (B, 1, V), carried state
+                steps.append(logits)
+            check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
+                         whole, 1e-4, ("logits decoded one step at a time", "логиты при пошаговом декодировании"),
+                         case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
+        search(decoder_cases(), test, ctx, max_examples=5)
+    return run
+
+
+def _meta(task: DecoderTask):
+    def run(student, ctx: Context) -> None:
+        case = Case({"src": torch.tensor([[1, 2, 3], [2, 1, 0]]), "tgt": torch.tensor([[1, 2], [0, 1]]),
+                     "enc_valid_lens": torch.tensor([3, 2])},
+                    options={"vocab_size": 4, "embed_size": 3, "num_hiddens": 3, "num_layers": 2, "seed": 0})
+        enc_outputs, _, module = setup(student, task, case)
+        module.to(device="meta")
+        meta = case.on("meta")
+        on_meta(lambda c: module(meta.tensors["tgt"], module.method(
+            "init_state", _to(enc_outputs, "meta"), meta.tensors["enc_valid_lens"]))[0], case, (2, 2, 4))
+    return run
+
+
+WHAT = {
+    "shapes": ("init_state and forward follow the state contract and shapes of SPEC §2",
+               "init_state и forward соблюдают контракт состояния и формы из SPEC §2"),
+    "matches": ("logits equal the reference decoder's (same weights, same encoder outputs)",
+                "логиты совпадают с эталонным декодером (те же веса и выходы кодировщика)"),
+    "weights": ("attention_weights holds one (B, 1, T) tensor per step, zero beyond enc_valid_lens",
+                "attention_weights хранит по тензору (B, 1, T) на шаг, нули за enc_valid_lens"),
+    "steps": ("decoding one step at a time with the carried state equals decoding the whole target",
+              "пошаговое декодирование с переносом состояния совпадает с декодированием всей цели"),
+    "learns": ("with the reference encoder, the decoder learns the synthetic corpus",
+               "с эталонным кодировщиком декодер обучается на синтетическом корпусе"),
+    "meta": ("works for inputs on any device (no tensor created on the CPU)",
+             "работает на любом устройстве (никаких тензоров, созданных на CPU)"),
+}
+
+
+def checks_for(task_id: str) -> list[Check]:
+    task = TASKS[task_id]
+    return [Check("state and output shapes", WHAT["shapes"], _state_shapes(task)),
+            Check("matches the reference", WHAT["matches"], _matches(task)),
+            Check("attention weights per step, zero beyond enc_valid_lens", WHAT["weights"], _weights_per_step(task)),
+            Check("step by step equals teacher forcing", WHAT["steps"], _step_by_step(task)),
+            Check("learns the synthetic corpus", WHAT["learns"],
+                  lambda student, ctx: learns_synthetic_corpus(student, ctx, task.name, task.lstm)),
+            Check("runs on any device", WHAT["meta"], _meta(task))]
