@@ -1,0 +1,122 @@
+"""``grader.yml``: one typed configuration, validated before any work starts.
+
+Unknown keys are errors with a suggestion, and every task's checks must be exactly the
+checks the grader has for it, so a typo can never silently drop points.
+"""
+import difflib
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class ConfigError(Exception):
+    """A usage or grader.yml error: one readable line per mistake (exit status 2)."""
+    exit_code = 2
+
+
+class SandboxConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    cell_timeout_s: PositiveFloat = Field(30, description="wall clock per notebook cell in the worker")
+    submission_timeout_s: PositiveFloat = Field(240, description="wall clock per submission")
+    call_timeout_s: PositiveFloat = Field(20, description="wall clock per call into student code")
+    memory_mb: PositiveInt = Field(3072, description="data segment limit of the student's process")
+    max_processes: PositiveInt = Field(32, description="processes and threads of the student's tree")
+    max_file_mb: PositiveInt = Field(16, description="largest file the student's code may write")
+    max_output_kb: PositiveInt = Field(64, description="printed output kept for the feedback")
+
+
+class ManualTask(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    manual: PositiveFloat = Field(description="points of a written answer graded by the TA")
+
+
+class AssignmentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    notebook: str = Field(description="file name of the notebook in assignments/<name>/")
+    tasks: dict[str, ManualTask | dict[str, float]] = Field(
+        description="task id -> {check name: points} or {manual: points}")
+
+    def points(self, task_id: str) -> float:
+        task = self.tasks[task_id]
+        return task.manual if isinstance(task, ManualTask) else sum(task.values())
+
+
+class GraderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    language: Literal["en", "ru"] = Field("en", description="language of the feedback")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="where the checks run")
+    seed: int | None = Field(None, description="overrides the per-assignment hypothesis seed")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    assignments: dict[str, AssignmentConfig]
+
+    def assignment(self, name: str) -> AssignmentConfig:
+        if name not in self.assignments:
+            raise ConfigError(f"unknown assignment {name!r}{_suggest(name, self.assignments)}; "
+                              f"grader.yml has {sorted(self.assignments)}")
+        return self.assignments[name]
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _fields_at(location: tuple) -> list[str]:
+    """Names of the keys allowed where a validation error happened."""
+    if location[0] == "sandbox":
+        return list(SandboxConfig.model_fields)
+    if location[0] == "assignments" and len(location) == 3:
+        return list(AssignmentConfig.model_fields)
+    if location[0] == "assignments":
+        return list(ManualTask.model_fields)
+    return list(GraderConfig.model_fields)
+
+
+def _describe(error: dict) -> str:
+    location = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        key = str(error["loc"][-1])
+        return f"{location}: unknown key{_suggest(key, _fields_at(error['loc']))}"
+    return f"{location}: {error['msg'].lower()}"
+
+
+def load_config(path: Path | None = None) -> GraderConfig:
+    """Read and validate grader.yml, then check its checks against the grader's own."""
+    path = path or REPO_ROOT / "grader.yml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read ({error.strerror}); pass --config PATH") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({str(error).splitlines()[0]})") from None
+    try:
+        config = GraderConfig.model_validate(raw or {})
+    except ValidationError as error:
+        raise ConfigError("\n".join(f"{path.name}: {_describe(e)}" for e in error.errors())) from None
+    problems = _check_names(config)
+    if problems:
+        raise ConfigError("\n".join(f"{path.name}: {p}" for p in problems))
+    return config
+
+
+def _check_names(config: GraderConfig) -> list[str]:
+    from .checks import TASKS  # the checks the grader actually has
+    problems = []
+    for name, assignment in config.assignments.items():
+        for task_id, task in assignment.tasks.items():
+            where = f"assignments.{name}.tasks.{task_id}"
+            if isinstance(task, ManualTask):
+                continue
+            if task_id not in TASKS:
+                problems.append(f"{where}: no checks exist for this task{_suggest(task_id, TASKS)}")
+                continue
+            known = [check.name for check in TASKS[task_id].checks]
+            problems += [f"{where}.{check}: unknown check{_suggest(check, known)}"
+                         for check in task if check not in known]
+            problems += [f"{where}: missing check {check!r} (give it points, 0 to switch it off)"
+                         for check in known if check not in task]
+    return problems

@@ -1,0 +1,380 @@
+"""The trusted side of the sandbox: a slot is one warm, locked-down zygote started
+through bubblewrap; each submission gets a fresh worker forked from it (``zygote``).
+
+What student code can reach, as the grader runs it (root, Linux, bubblewrap):
+
+- Files: read-only /usr, /etc, the Python installation, the virtualenv (at /opt/venv),
+  the ``autograder.sandbox`` package (at /opt/grader) and the assignment's helper
+  folder (at /course); a private /tmp (tmpfs of ``tmp_mb``) that is emptied between
+  submissions. The repository, ``reference/``, ``grader.yml``, the TA's notebooks,
+  other submissions and the output folder are not mounted at all.
+- Processes: its own PID namespace, where it sees only its own slot; a uid of its
+  own per slot (61000 + slot) with rlimits on CPU time, processes (threads count),
+  file size, data memory and open files; no privilege gain through exec, no new
+  user namespaces, no SysV IPC; it cannot ptrace or read the zygote. When the
+  submission ends (or times out, or dies) every process of that uid is SIGKILLed.
+- Network: its own namespace with only a loopback device. Nothing else.
+
+Not covered: memory is capped per process (``memory_mb``), so a submission may hold
+up to ``memory_mb`` x ``max_processes`` in all (a cgroup per slot would close this);
+a reply may be up to ``protocol.MAX_MESSAGE_BYTES`` big; the kernel is shared.
+
+Without root, bubblewrap runs in a user namespace and the uid cannot change: the
+student then runs as the grader's own user (still without the repository mounted),
+``max_processes`` counts all of that user's processes, and a process can escape
+the end-of-submission kill only by outliving the slot. A warning says so.
+
+bubblewrap's ``--die-with-parent`` fires when the *thread* that started the slot
+ends: start slots from a thread that lives as long as they do.
+"""
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import protocol
+from .proxy import WorkerLost
+
+BASE_UID = 61000
+PACKAGE_INSIDE, VENV_INSIDE, COURSE_INSIDE = "/opt/grader", "/opt/venv", "/course"
+START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 2.0
+NOT_ROOT = ("the grader is not running as root: the sandbox falls back to a user namespace "
+            "without a uid of its own, so student code runs as your user and max_processes "
+            "counts all of your processes (see autograder/sandbox/sandbox.py)")
+
+
+class SandboxUnavailable(RuntimeError):
+    """This machine cannot run the sandbox at all."""
+
+
+class SandboxError(RuntimeError):
+    """The sandbox failed for a reason that is the grader's or the course's, not the student's."""
+
+
+class _ZygoteGone(Exception):
+    """The zygote did not answer: it died, was stopped, or said something unreadable."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use. Times are wall-clock seconds."""
+    cell_timeout_s: float = 30
+    call_timeout_s: float = 20
+    submission_timeout_s: float = 240
+    memory_mb: int = 3072       # per process (RLIMIT_DATA)
+    max_processes: int = 32     # processes and threads of the slot's uid
+    max_file_mb: int = 16       # largest file it may write
+    max_output_kb: int = 64     # printed output kept per request
+    tmp_mb: int = 64            # size of its private /tmp
+
+
+def bwrap_command(bwrap: str, slot: int, helpers_dir: Path, limits: Limits, device: str,
+                  control_fd: int, as_root: bool) -> list[str]:
+    """The bubblewrap command line that starts slot ``slot``'s zygote."""
+    python, binds, site_dirs = _python_layout()
+    command = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+               "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    if as_root:  # the zygote needs these two only to drop to the slot's uid, which clears them
+        command += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        command += ["--unshare-user"]
+    package = Path(__file__).resolve().parent
+    binds += [(package.parent / "__init__.py", f"{PACKAGE_INSIDE}/autograder/__init__.py"),
+              (package, f"{PACKAGE_INSIDE}/autograder/sandbox"), (helpers_dir, COURSE_INSIDE)]
+    command += _filesystem_args(binds, limits.tmp_mb)
+    if device.startswith("cuda"):
+        for node in sorted(glob.glob("/dev/nvidia*")):
+            command += ["--dev-bind", node, node]
+    command += _environment_args(python, site_dirs)
+    command += ["--", python, "-P", "-s", "-m", "autograder.sandbox.zygote", str(control_fd)]
+    return command + ([str(BASE_UID + slot)] if as_root else [])
+
+
+def _python_layout() -> tuple[str, list[tuple[Path, str]], list[str]]:
+    """The interpreter to run inside, what to bind for it, and site folders outside both
+    prefixes (a user site, say) that must go on PYTHONPATH. The venv moves to /opt/venv
+    so that no folder of the repository, not even an empty one, exists inside."""
+    binds: list[tuple[Path, str]] = []
+    python = sys.executable
+    if sys.prefix != sys.base_prefix:
+        binds.append((Path(sys.prefix), VENV_INSIDE))
+        python = f"{VENV_INSIDE}/bin/{Path(sys.executable).name}"
+    if not _under(sys.base_prefix, "/usr"):
+        binds.append((Path(sys.base_prefix), sys.base_prefix))
+    covered = ["/usr", sys.prefix, sys.base_prefix]
+    site_dirs = [entry for entry in sys.path
+                 if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry)
+                 and not any(_under(entry, root) for root in covered)]
+    return python, binds + [(Path(entry), entry) for entry in site_dirs], site_dirs
+
+
+def _under(path, root) -> bool:
+    return Path(path) == Path(root) or Path(root) in Path(path).parents
+
+
+def _filesystem_args(binds: list[tuple[Path, str]], tmp_mb: int) -> list[str]:
+    """Read-only binds only; bubblewrap makes the missing parents of a bind root-only
+    (0700), which the slot's uid could not cross, so we create them 0755 first."""
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    parents = sorted({str(parent) for _, inside in binds for parent in Path(inside).parents
+                      if str(parent) != "/"}, key=lambda p: p.count("/"))
+    for parent in parents:
+        args += ["--perms", "0755", "--dir", parent]
+    for host, inside in binds:
+        args += ["--ro-bind", str(host), inside]
+    args += _hide_secrets(binds)
+    return args + ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp",
+                   "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
+
+
+def _hide_secrets(binds: list[tuple[Path, str]]) -> list[str]:
+    """An empty tmpfs over ``reference`` and ``autograder`` wherever a bind would show
+    them: a non-editable install puts both into the venv's site-packages."""
+    args = []
+    for name in ("reference", "autograder"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        folder = Path(spec.origin).resolve().parent
+        for host, inside in binds:
+            host = Path(host).resolve()
+            if host.is_dir() and _under(folder, host):
+                args += ["--tmpfs", str(Path(inside) / folder.relative_to(host))]
+    return args
+
+
+def _environment_args(python: str, site_dirs: list[str]) -> list[str]:
+    env = {"PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+           "PYTHONPATH": ":".join([PACKAGE_INSIDE, *site_dirs]), "LANG": "C.UTF-8",
+           "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp", "NBGRADER_EXECUTION": "autograde",
+           "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    args = ["--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    return args
+
+
+class Sandbox:
+    """One slot: a zygote kept warm across submissions, one worker at a time.
+
+    ``start()`` takes about as long as ``import torch``; ``spawn()`` tens of
+    milliseconds. A zygote that a student killed or stopped is replaced at the next
+    ``spawn()``.
+    """
+
+    def __init__(self, slot: int, helpers_dir: Path, limits: Limits = Limits(), device: str = "cpu"):
+        self.slot, self.helpers_dir = slot, Path(helpers_dir).resolve()
+        self.limits, self.device = limits, device
+        self.uid = BASE_UID + slot if os.geteuid() == 0 else os.geteuid()
+        self.starts = 0  # zygotes started so far: more than one means a slot was replaced
+        self._process: subprocess.Popen | None = None
+        self._control: socket.socket | None = None
+        self._worker: Worker | None = None
+
+    def __enter__(self) -> "Sandbox":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Launch bubblewrap and the zygote; return once it has imported torch."""
+        if self._process is not None:
+            return
+        bwrap = shutil.which("bwrap")
+        if sys.platform != "linux" or bwrap is None:
+            raise SandboxUnavailable("bubblewrap is not installed: run `make sandbox-deps` "
+                                     "(apt-get install bubblewrap)")
+        if not self.helpers_dir.is_dir():
+            raise SandboxError(f"the assignment's helper folder {self.helpers_dir} does not exist")
+        as_root = os.geteuid() == 0
+        if not as_root:
+            warnings.warn(NOT_ROOT, RuntimeWarning, stacklevel=2)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        stderr = tempfile.TemporaryFile()
+        command = bwrap_command(bwrap, self.slot, self.helpers_dir, self.limits, self.device,
+                                theirs.fileno(), as_root)
+        with theirs, stderr:
+            self._process = subprocess.Popen(
+                command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+            self._control, self.starts = ours, self.starts + 1
+            theirs.close()  # now only the zygote holds it: its death reads as EOF here
+            try:
+                self._receive(START_TIMEOUT_S)
+            except _ZygoteGone:
+                self._stop()
+                stderr.seek(0)
+                tail = stderr.read()[-2000:].decode(errors="replace").strip()
+                raise SandboxError(f"the sandbox did not start: {tail or 'no message'}") from None
+
+    def spawn(self, book_source: str | None) -> "Worker":
+        """A fresh worker for one submission; ``book_source`` is the course's published
+        code, bound in place of a task's names while other tasks are checked."""
+        if self._worker is not None:
+            self._worker.close()
+        self.start()
+        grader_end, worker_end = socket.socketpair()
+        with worker_end:
+            try:
+                self._ask({"op": "spawn"}, fds=[worker_end.fileno()])
+            except _ZygoteGone:  # killed between submissions: one fresh try
+                self._stop()
+                self.start()
+                self._ask({"op": "spawn"}, fds=[worker_end.fileno()])
+        self._worker = Worker(self, grader_end)
+        self._worker.set_up(book_source)
+        return self._worker
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+        self._stop()
+
+    def end_submission(self, wait_s: float = 0.0) -> str:
+        """Kill every process of the slot's uid; returns how the worker ended ("" if
+        unknown). A zygote that does not answer, or could not clean up, is replaced."""
+        self._worker = None
+        if self._process is None:
+            return ""
+        try:
+            reply = self._ask({"op": "kill", "wait_s": wait_s}, timeout=KILL_TIMEOUT_S + wait_s)
+        except _ZygoteGone:
+            self._stop()
+            return ""
+        if reply.get("clean") is not True:
+            self._stop()
+        return str(reply.get("child", ""))[:200]
+
+    def _ask(self, message: dict, fds: list[int] = (), timeout: float = KILL_TIMEOUT_S) -> dict:
+        data = json.dumps(message).encode()
+        try:
+            self._control.settimeout(timeout)
+            socket.send_fds(self._control, [data], list(fds))
+        except OSError as error:
+            raise _ZygoteGone(str(error)) from None
+        return self._receive(timeout)
+
+    def _receive(self, timeout: float) -> dict:
+        try:
+            self._control.settimeout(timeout)
+            reply = json.loads(self._control.recv(1 << 16) or b"null")
+        except (OSError, ValueError) as error:
+            raise _ZygoteGone(str(error)) from None
+        if not isinstance(reply, dict):
+            raise _ZygoteGone("no reply")
+        return reply
+
+    def _stop(self) -> None:
+        """Kill bubblewrap: its PID namespace, with every process in it, dies with it."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+
+
+class Worker:
+    """One submission's process; ``transport`` is what ``proxy.Student`` calls."""
+
+    def __init__(self, sandbox: Sandbox, sock: socket.socket):
+        self.alive = True
+        self._sandbox, self._sock, self._limits = sandbox, sock, sandbox.limits
+        self._ends_at = time.monotonic() + self._limits.submission_timeout_s
+        self._lost = ""
+
+    def set_up(self, book_source: str | None) -> None:
+        limits = self._limits
+        setup = {"book": book_source, "sys_path": [COURSE_INSIDE],
+                 "output_limit": limits.max_output_kb * 1024,
+                 "limits": {"cpu_s": int(limits.submission_timeout_s) + 1,
+                            "max_processes": limits.max_processes,
+                            "file_mb": limits.max_file_mb, "memory_mb": limits.memory_mb}}
+        reply = self._exchange(setup, SETUP_TIMEOUT_S)
+        if "error" in reply:
+            self.close()
+            error = reply["error"]
+            raise SandboxError(f"the book's code failed in the sandbox: {error.get('type')}: "
+                               f"{error.get('message')}")
+
+    def transport(self, request: dict) -> dict:
+        """Send one request and wait for its reply; raises ``WorkerLost`` (and ends the
+        submission) on a timeout, a dead process or an unreadable reply."""
+        if not self.alive:
+            raise WorkerLost(self._lost or "the worker was closed")
+        exec_op = request.get("op") == "exec"
+        return self._exchange(request, self._limits.cell_timeout_s if exec_op
+                              else self._limits.call_timeout_s)
+
+    def close(self) -> None:
+        """End the submission: every process it started is killed."""
+        if self.alive:
+            self.alive, self._lost = False, "the worker was closed"
+            self._sock.close()
+            self._sandbox.end_submission()
+
+    def _exchange(self, message: dict, limit: float) -> dict:
+        now = time.monotonic()
+        why = f"timed out after {limit:g} s"
+        if now + limit > self._ends_at:
+            limit, why = self._ends_at - now, (
+                f"the submission used up its {self._limits.submission_timeout_s:g} s")
+        channel = _DeadlineSocket(self._sock, now + limit)
+        try:
+            protocol.send(channel, message)
+            reply = protocol.recv(channel)
+        except TimeoutError:
+            raise self._lose(why) from None
+        except (EOFError, OSError):
+            raise self._lose("the process exited (os._exit or a crash)", wait_s=0.2) from None
+        except protocol.ProtocolError as error:
+            raise self._lose(f"it sent an unreadable reply ({error})") from None
+        if not isinstance(reply, dict):
+            raise self._lose("it sent a reply that is not a dict")
+        return reply
+
+    def _lose(self, reason: str, wait_s: float = 0.0) -> WorkerLost:
+        self.alive = False
+        self._sock.close()
+        how = self._sandbox.end_submission(wait_s)
+        self._lost = f"{reason}: {how}" if how and wait_s else reason
+        return WorkerLost(self._lost)
+
+
+class _DeadlineSocket:
+    """The two socket methods ``protocol`` uses, under one deadline for the whole
+    message: a worker that trickles bytes cannot stretch its time."""
+
+    def __init__(self, sock: socket.socket, deadline: float):
+        self.sock, self.deadline = sock, deadline
+
+    def _arm(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        self.sock.settimeout(left)
+
+    def sendall(self, data: bytes) -> None:
+        self._arm()
+        self.sock.sendall(data)
+
+    def recv(self, size: int) -> bytes:
+        self._arm()
+        return self.sock.recv(size)
