@@ -215,10 +215,13 @@ def _meta(task: DecoderTask):
                      "enc_valid_lens": torch.tensor([3, 2])},
                     options={"vocab_size": 4, "embed_size": 3, "num_hiddens": 3, "num_layers": 2, "seed": 0})
         enc_outputs, _, module = setup(student, task, case)
-        module.to(device="meta")
-        meta = case.on("meta")
-        on_meta(lambda c: module(meta.tensors["tgt"], module.method(
-            "init_state", _to(enc_outputs, "meta"), meta.tensors["enc_valid_lens"]))[0], case, (2, 2, 4))
+
+        def call(c: Case):
+            device = c.tensors["tgt"].device.type
+            module.to(device=device)
+            state = module.method("init_state", _to(enc_outputs, device), c.tensors["enc_valid_lens"])
+            return _first(module(c.tensors["tgt"], state), c)
+        on_meta(call, case, (2, 2, 4))
     return run
 
 

@@ -19,7 +19,11 @@ UNDECIDED = ("undecided on the meta device (your code needs real values there); 
 
 
 def on_meta(call: Callable[[Case], object], case: Case, expected_shape: tuple) -> None:
-    """Call with ``case`` moved to meta; fail on a device mismatch or a wrong output shape."""
+    """Call with ``case`` moved to meta; fail on a device mismatch or a wrong output shape.
+
+    The code must first work on the CPU: "undecided" is for code that runs, not code
+    that raises everywhere."""
+    call(case)  # a StudentError here fails the check as any error does
     meta_case = case.on("meta")
     try:
         got = call(meta_case)

@@ -27,8 +27,6 @@ the end-of-submission kill only by outliving the slot. A warning says so.
 bubblewrap's ``--die-with-parent`` fires when the *thread* that started the slot
 ends: start slots from a thread that lives as long as they do.
 """
-import glob
-import importlib.util
 import json
 import os
 import shutil
@@ -42,10 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import protocol
+from .confine import COURSE_INSIDE, bwrap_command
 from .proxy import WorkerLost
 
 BASE_UID = 61000
-PACKAGE_INSIDE, VENV_INSIDE, COURSE_INSIDE = "/opt/grader", "/opt/venv", "/course"
 START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 2.0
 NOT_ROOT = ("the grader is not running as root: the sandbox falls back to a user namespace "
             "without a uid of its own, so student code runs as your user and max_processes "
@@ -77,97 +75,6 @@ class Limits:
     tmp_mb: int = 64            # size of its private /tmp
 
 
-def bwrap_command(bwrap: str, slot: int, helpers_dir: Path, limits: Limits, device: str,
-                  control_fd: int, as_root: bool) -> list[str]:
-    """The bubblewrap command line that starts slot ``slot``'s zygote."""
-    python, binds, site_dirs = _python_layout()
-    command = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-               "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
-    if as_root:  # the zygote needs these two only to drop to the slot's uid, which clears them
-        command += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    else:
-        command += ["--unshare-user"]
-    package = Path(__file__).resolve().parent
-    binds += [(package.parent / "__init__.py", f"{PACKAGE_INSIDE}/autograder/__init__.py"),
-              (package, f"{PACKAGE_INSIDE}/autograder/sandbox"), (helpers_dir, COURSE_INSIDE)]
-    command += _filesystem_args(binds, limits.tmp_mb)
-    if device.startswith("cuda"):
-        for node in sorted(glob.glob("/dev/nvidia*")):
-            command += ["--dev-bind", node, node]
-    command += _environment_args(python, site_dirs)
-    command += ["--", python, "-P", "-s", "-m", "autograder.sandbox.zygote", str(control_fd)]
-    return command + ([str(BASE_UID + slot)] if as_root else [])
-
-
-def _python_layout() -> tuple[str, list[tuple[Path, str]], list[str]]:
-    """The interpreter to run inside, what to bind for it, and site folders outside both
-    prefixes (a user site, say) that must go on PYTHONPATH. The venv moves to /opt/venv
-    so that no folder of the repository, not even an empty one, exists inside."""
-    binds: list[tuple[Path, str]] = []
-    python = sys.executable
-    if sys.prefix != sys.base_prefix:
-        binds.append((Path(sys.prefix), VENV_INSIDE))
-        python = f"{VENV_INSIDE}/bin/{Path(sys.executable).name}"
-    if not _under(sys.base_prefix, "/usr"):
-        binds.append((Path(sys.base_prefix), sys.base_prefix))
-    covered = ["/usr", sys.prefix, sys.base_prefix]
-    site_dirs = [entry for entry in sys.path
-                 if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry)
-                 and not any(_under(entry, root) for root in covered)]
-    return python, binds + [(Path(entry), entry) for entry in site_dirs], site_dirs
-
-
-def _under(path, root) -> bool:
-    return Path(path) == Path(root) or Path(root) in Path(path).parents
-
-
-def _filesystem_args(binds: list[tuple[Path, str]], tmp_mb: int) -> list[str]:
-    """Read-only binds only; bubblewrap makes the missing parents of a bind root-only
-    (0700), which the slot's uid could not cross, so we create them 0755 first."""
-    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
-    parents = sorted({str(parent) for _, inside in binds for parent in Path(inside).parents
-                      if str(parent) != "/"}, key=lambda p: p.count("/"))
-    for parent in parents:
-        args += ["--perms", "0755", "--dir", parent]
-    for host, inside in binds:
-        args += ["--ro-bind", str(host), inside]
-    args += _hide_secrets(binds)
-    return args + ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp",
-                   "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
-
-
-def _hide_secrets(binds: list[tuple[Path, str]]) -> list[str]:
-    """An empty tmpfs over ``reference`` and ``autograder`` wherever a bind would show
-    them: a non-editable install puts both into the venv's site-packages."""
-    args = []
-    for name in ("reference", "autograder"):
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
-            continue
-        folder = Path(spec.origin).resolve().parent
-        for host, inside in binds:
-            host = Path(host).resolve()
-            if host.is_dir() and _under(folder, host):
-                args += ["--tmpfs", str(Path(inside) / folder.relative_to(host))]
-    return args
-
-
-def _environment_args(python: str, site_dirs: list[str]) -> list[str]:
-    env = {"PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-           "PYTHONPATH": ":".join([PACKAGE_INSIDE, *site_dirs]), "LANG": "C.UTF-8",
-           "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp", "NBGRADER_EXECUTION": "autograde",
-           "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    args = ["--clearenv"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
-    return args
-
-
 class Sandbox:
     """One slot: a zygote kept warm across submissions, one worker at a time.
 
@@ -179,7 +86,7 @@ class Sandbox:
     def __init__(self, slot: int, helpers_dir: Path, limits: Limits = Limits(), device: str = "cpu"):
         self.slot, self.helpers_dir = slot, Path(helpers_dir).resolve()
         self.limits, self.device = limits, device
-        self.uid = BASE_UID + slot if os.geteuid() == 0 else os.geteuid()
+        self.uid = BASE_UID + slot if os.geteuid() == 0 else os.geteuid()  # what student code runs as
         self.starts = 0  # zygotes started so far: more than one means a slot was replaced
         self._process: subprocess.Popen | None = None
         self._control: socket.socket | None = None
@@ -207,8 +114,8 @@ class Sandbox:
             warnings.warn(NOT_ROOT, RuntimeWarning, stacklevel=2)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         stderr = tempfile.TemporaryFile()
-        command = bwrap_command(bwrap, self.slot, self.helpers_dir, self.limits, self.device,
-                                theirs.fileno(), as_root)
+        command = bwrap_command(bwrap, self.uid if as_root else None, self.helpers_dir,
+                                self.limits.tmp_mb, self.device, theirs.fileno())
         with theirs, stderr:
             self._process = subprocess.Popen(
                 command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
@@ -283,9 +190,12 @@ class Sandbox:
     def _stop(self) -> None:
         """Kill bubblewrap: its PID namespace, with every process in it, dies with it."""
         if self._process is not None:
+            init = _first_child(self._process.pid)  # PID 1 of the namespace
             self._process.kill()
             self._process.wait()
             self._process = None
+            if init is not None:
+                _wait_until_dead(init)
         if self._control is not None:
             self._control.close()
             self._control = None
@@ -378,3 +288,24 @@ class _DeadlineSocket:
     def recv(self, size: int) -> bytes:
         self._arm()
         return self.sock.recv(size)
+
+
+def _first_child(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _wait_until_dead(pid: int, timeout_s: float = 5.0) -> None:
+    """Until ``pid`` is a zombie or gone. For a namespace's PID 1 that means every
+    process in the namespace is gone: the kernel kills and reaps them first."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.01)

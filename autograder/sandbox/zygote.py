@@ -3,7 +3,7 @@
 Started by ``sandbox.Sandbox`` inside bubblewrap as
 ``python -P -m autograder.sandbox.zygote CONTROL_FD [UID]``. As root it first forbids
 SysV IPC and drops to ``UID`` (the slot's own user); then it forbids ptrace, privilege
-gain and user namespaces (``lockdown``), imports torch and matplotlib once, and says
+gain and user namespaces (``confine``), imports torch and matplotlib once, and says
 ``ready`` on the control socket. It never imports ``reference`` or the checks: they
 are not even mounted.
 
@@ -28,7 +28,7 @@ import sys
 import time
 import types
 
-from . import lockdown
+from . import confine
 
 KILL_DEADLINE_S = 1.0
 
@@ -36,9 +36,9 @@ KILL_DEADLINE_S = 1.0
 def main(argv: list[str]) -> None:
     control = socket.socket(fileno=int(argv[0]))
     if len(argv) > 1:  # root inside bubblewrap: become the slot's user before anything else
-        lockdown.forbid_ipc()
-        lockdown.drop_privileges(int(argv[1]))
-    lockdown.harden()
+        confine.forbid_ipc()
+        confine.drop_privileges(int(argv[1]))
+    confine.harden()
     _warm_up()
     _empty_tmp()  # matplotlib may have written its cache there
     control.send(json.dumps({"op": "ready", "pid": os.getpid()}).encode())
@@ -191,12 +191,12 @@ def _worker(data_fd: int) -> None:
         os.dup2(devnull, fd)
     os.closerange(3, data_fd)  # the control socket among them: a student must not reach it
     os.closerange(data_fd + 1, 1 << 20)
-    lockdown.prctl(lockdown.PR_SET_DUMPABLE, 1)  # its own processes may inspect it; the zygote stays closed
+    confine.prctl(confine.PR_SET_DUMPABLE, 1)  # its own processes may inspect it; the zygote stays closed
     from . import protocol, runner
 
     data = socket.socket(fileno=data_fd)
     setup = protocol.recv(data)
-    lockdown.limit_resources(**setup["limits"])
+    confine.limit_resources(**setup["limits"])
     sys.path[:0] = setup["sys_path"]
     try:
         book = _build_book(setup["book"])
