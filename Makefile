@@ -19,8 +19,10 @@ sandbox-deps:
 test: $(STAMP) sandbox-deps
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m pytest -p no:cacheprovider
 
+# Grades the bundled example submissions (correct, untouched, buggy, hostile).
 demo: $(STAMP) sandbox-deps
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m reference.demo
+	$(VENV)/bin/autograder grade examples/attention_scoring --assignment attention_scoring --output demo_output/attention_scoring --force
+	$(VENV)/bin/autograder grade examples/bahdanau --assignment bahdanau --output demo_output/bahdanau --force
 
 release: $(STAMP)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m autograder.release

@@ -33,7 +33,7 @@ class Submission:
 
 
 def find_submissions(paths: list[Path], assignment: str, notebook: str) -> list[Submission]:
-    """Notebooks, nbgrader ``submitted/`` folders, or course roots that contain one."""
+    """Notebooks, folders of notebooks, nbgrader ``submitted/`` folders, or course roots."""
     found = []
     for path in paths:
         if path.suffix == ".ipynb" or path.is_file():
@@ -42,6 +42,7 @@ def find_submissions(paths: list[Path], assignment: str, notebook: str) -> list[
         if not path.is_dir():
             raise ConfigError(f"{path}: no such file or folder")
         root = path / "submitted" if (path / "submitted").is_dir() else path
+        found += [Submission(nb.stem, nb) for nb in sorted(root.glob("*.ipynb"))]  # a folder of notebooks
         for student_dir in sorted(p for p in root.iterdir() if p.is_dir()):
             folder = student_dir / assignment
             candidates = [folder / notebook] if (folder / notebook).exists() else sorted(folder.glob("*.ipynb"))

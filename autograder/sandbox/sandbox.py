@@ -110,6 +110,9 @@ class Sandbox:
         if not self.helpers_dir.is_dir():
             raise SandboxError(f"the assignment's helper folder {self.helpers_dir} does not exist")
         as_root = os.geteuid() == 0
+        if as_root and self.helpers_dir.stat().st_mode & 0o005 != 0o005:
+            raise SandboxError(f"the sandbox's user cannot read the helper folder {self.helpers_dir}"
+                               f": run `chmod -R o+rX {self.helpers_dir}`")
         if not as_root:
             warnings.warn(NOT_ROOT, RuntimeWarning, stacklevel=2)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
