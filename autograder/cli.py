@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 app = typer.Typer(add_completion=False, help="Autograder for the D2L attention unit.")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 @app.callback()

@@ -1,7 +1,8 @@
 """How the sandbox confines student code, in two halves.
 
 Outside, the grader starts each slot with ``bwrap_command``: new PID, network, IPC,
-UTS and cgroup namespaces and a filesystem of read-only binds (see ``sandbox``).
+UTS and cgroup namespaces and a filesystem of read-only binds (see ``sandbox``), and
+waits for a stopped slot's namespace to empty (``wait_until_dead``).
 Inside, the zygote and its workers call the kernel settings below: SysV IPC off,
 the slot's own uid, no privilege gain, no ptrace of the zygote, no new user
 namespaces, and per-process rlimits. Every setting is inherited by the processes a
@@ -15,6 +16,7 @@ import importlib.util
 import os
 import resource
 import sys
+import time
 from pathlib import Path
 
 PACKAGE_INSIDE, VENV_INSIDE, COURSE_INSIDE = "/opt/grader", "/opt/venv", "/course"
@@ -110,6 +112,28 @@ def _environment_args(python: str, site_dirs: list[str]) -> list[str]:
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args
+
+
+def first_child(pid: int) -> int | None:
+    """The oldest child of ``pid``: for bubblewrap, PID 1 of its namespace."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def wait_until_dead(pid: int, timeout_s: float = 5.0) -> None:
+    """Until ``pid`` is a zombie or gone. For a namespace's PID 1 that means every
+    process in the namespace is gone: the kernel kills and reaps them first."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.01)
 
 
 # --- inside: kernel settings --------------------------------------------------------

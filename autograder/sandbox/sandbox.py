@@ -19,10 +19,10 @@ Not covered: memory is capped per process (``memory_mb``), so a submission may h
 up to ``memory_mb`` x ``max_processes`` in all (a cgroup per slot would close this);
 a reply may be up to ``protocol.MAX_MESSAGE_BYTES`` big; the kernel is shared.
 
-Without root, bubblewrap runs in a user namespace and the uid cannot change: the
-student then runs as the grader's own user (still without the repository mounted),
-``max_processes`` counts all of that user's processes, and a process can escape
-the end-of-submission kill only by outliving the slot. A warning says so.
+Without root, bubblewrap runs in a user namespace and the uid cannot change: student
+code runs as the grader's own user (the repository is still not mounted),
+``max_processes`` counts all of that user's processes, and SysV IPC stays on. A
+warning says so.
 
 bubblewrap's ``--die-with-parent`` fires when the *thread* that started the slot
 ends: start slots from a thread that lives as long as they do.
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import protocol
-from .confine import COURSE_INSIDE, bwrap_command
+from .confine import COURSE_INSIDE, bwrap_command, first_child, wait_until_dead
 from .proxy import WorkerLost
 
 BASE_UID = 61000
@@ -120,9 +120,13 @@ class Sandbox:
         command = bwrap_command(bwrap, self.uid if as_root else None, self.helpers_dir,
                                 self.limits.tmp_mb, self.device, theirs.fileno())
         with theirs, stderr:
-            self._process = subprocess.Popen(
-                command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+            try:
+                self._process = subprocess.Popen(
+                    command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+            except OSError:
+                ours.close()
+                raise
             self._control, self.starts = ours, self.starts + 1
             theirs.close()  # now only the zygote holds it: its death reads as EOF here
             try:
@@ -193,12 +197,12 @@ class Sandbox:
     def _stop(self) -> None:
         """Kill bubblewrap: its PID namespace, with every process in it, dies with it."""
         if self._process is not None:
-            init = _first_child(self._process.pid)  # PID 1 of the namespace
+            init = first_child(self._process.pid)  # PID 1 of the namespace
             self._process.kill()
             self._process.wait()
             self._process = None
             if init is not None:
-                _wait_until_dead(init)
+                wait_until_dead(init)
         if self._control is not None:
             self._control.close()
             self._control = None
@@ -220,7 +224,10 @@ class Worker:
                  "limits": {"cpu_s": int(limits.submission_timeout_s) + 1,
                             "max_processes": limits.max_processes,
                             "file_mb": limits.max_file_mb, "memory_mb": limits.memory_mb}}
-        reply = self._exchange(setup, SETUP_TIMEOUT_S)
+        try:
+            reply = self._exchange(setup, SETUP_TIMEOUT_S)
+        except WorkerLost as lost:
+            raise SandboxError(f"the worker could not be set up: {lost.reason}") from None
         if "error" in reply:
             self.close()
             error = reply["error"]
@@ -291,24 +298,3 @@ class _DeadlineSocket:
     def recv(self, size: int) -> bytes:
         self._arm()
         return self.sock.recv(size)
-
-
-def _first_child(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _wait_until_dead(pid: int, timeout_s: float = 5.0) -> None:
-    """Until ``pid`` is a zombie or gone. For a namespace's PID 1 that means every
-    process in the namespace is gone: the kernel kills and reaps them first."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return
-        if state in ("Z", "X"):
-            return
-        time.sleep(0.01)

@@ -1,0 +1,108 @@
+"""End-to-end: the `autograder grade` CLI on the bundled example notebooks."""
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+
+def grade(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "from autograder.cli import main; main()", "grade", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def attention_results(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("results")
+    run = grade(str(EXAMPLES / "attention_scoring"), "--assignment", "attention_scoring", "--output", str(out))
+    assert run.returncode == 0, run.stderr
+    return out
+
+
+def load(out: Path, student: str) -> dict:
+    return json.loads((out / f"{student}.json").read_text())
+
+
+def task_scores(result: dict) -> dict:
+    return {task["id"]: (task["score"], task["max_score"]) for task in result["tasks"]}
+
+
+def test_correct_notebook_gets_full_marks_on_every_autograded_task(attention_results):
+    """Does the reference-solved notebook get every autograded point, with manual tasks left null?"""
+    scores = task_scores(load(attention_results, "correct"))
+    assert scores.pop("cost_analysis") == (None, 2.0)
+    assert all(score == maximum for score, maximum in scores.values()), scores
+
+
+def test_untouched_template_gets_zero(attention_results):
+    """Does the released template, unsolved, get zero on every autograded task?"""
+    scores = task_scores(load(attention_results, "untouched"))
+    assert all(score in (0.0, None) for score, _ in scores.values()), scores
+
+
+def test_buggy_notebook_loses_points_only_where_it_is_wrong_and_names_the_mistake(attention_results):
+    """Does a missing 1/√d cost points in dot_product_attention only, diagnosed by name?"""
+    result = load(attention_results, "buggy")
+    scores = task_scores(result)
+    assert scores["dot_product_attention"][0] < scores["dot_product_attention"][1]
+    assert scores["masked_softmax"][0] < scores["masked_softmax"][1]
+    for task in ("additive_attention", "distance_attention", "bilinear_attention"):
+        assert scores[task][0] == scores[task][1], task  # bound to the book's masked_softmax
+    messages = [c["message"] for t in result["tasks"] for c in t["checks"] if not c["passed"]]
+    assert any("not divided by √d" in m for m in messages)
+    assert any("smallest failing input" in m for m in messages)
+
+
+def test_hostile_cell_cannot_read_the_reference_and_costs_nothing_else(attention_results):
+    """Does a cell that reads the reference and calls os._exit lose only itself?"""
+    result = load(attention_results, "hostile")
+    assert any(e["code"] == "cell_crashed" for e in result["errors"])
+    scores = task_scores(result)
+    assert all(s == m for s, m in scores.values() if s is not None)
+
+
+def test_grades_csv_has_a_row_per_submission_and_a_column_per_task(attention_results):
+    rows = list(csv.DictReader((attention_results / "grades.csv").open()))
+    assert sorted(r["student_id"] for r in rows) == ["buggy", "correct", "hostile", "untouched"]
+    assert rows[0]["cost_analysis"] == ""
+    assert (attention_results / "feedback" / "buggy.md").read_text().startswith("# Feedback")
+
+
+def test_unchanged_submissions_are_reused_and_force_regrades(attention_results):
+    """Is an unchanged submission skipped on a second run (same results), unless --force?"""
+    before = (attention_results / "correct.json").read_text()
+    run = grade(str(EXAMPLES / "attention_scoring" / "correct.ipynb"), "--assignment", "attention_scoring",
+                "--output", str(attention_results))
+    assert run.returncode == 0 and "reused" in run.stderr
+    assert (attention_results / "correct.json").read_text() == before
+
+
+def test_unreadable_notebook_is_scored_zero_with_the_reason(tmp_path):
+    bad = tmp_path / "broken.ipynb"
+    bad.write_text("{not json")
+    run = grade(str(bad), "--assignment", "attention_scoring", "--output", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    result = load(tmp_path / "out", "broken")
+    assert result["score"] == 0 and result["errors"][0]["code"] == "invalid_notebook"
+
+
+def test_bad_config_key_exits_2_with_a_suggestion(tmp_path):
+    config = tmp_path / "grader.yml"
+    config.write_text((REPO / "grader.yml").read_text().replace("language:", "langauge:"))
+    run = grade(str(EXAMPLES / "attention_scoring"), "--assignment", "attention_scoring",
+                "--output", str(tmp_path / "out"), "--config", str(config))
+    assert run.returncode == 2
+    assert "langauge: unknown key (did you mean 'language'?)" in run.stderr
+
+
+def test_unknown_assignment_exits_2(tmp_path):
+    run = grade(str(EXAMPLES), "--assignment", "atention_scoring", "--output", str(tmp_path))
+    assert run.returncode == 2 and "did you mean 'attention_scoring'" in run.stderr
