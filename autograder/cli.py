@@ -88,3 +88,7 @@ def _summary(results: list[dict], task_ids: list[str], seconds: float) -> None:
 
 def main() -> None:
     sys.exit(app())
+
+
+if __name__ == "__main__":
+    main()

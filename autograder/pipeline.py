@@ -45,6 +45,8 @@ def find_submissions(paths: list[Path], assignment: str, notebook: str) -> list[
         found += [Submission(nb.stem, nb) for nb in sorted(root.glob("*.ipynb"))]  # a folder of notebooks
         for student_dir in sorted(p for p in root.iterdir() if p.is_dir()):
             folder = student_dir / assignment
+            if not folder.is_dir():
+                continue  # this student handed in other assignments only
             candidates = [folder / notebook] if (folder / notebook).exists() else sorted(folder.glob("*.ipynb"))
             found.append(Submission(student_dir.name, candidates[0] if candidates else folder / notebook))
     return found
@@ -197,6 +199,10 @@ def save(batch: Batch, result: dict) -> None:
 
 def run_batch(batch: Batch, submissions: list[Submission], jobs: int, on_done=None) -> list[dict]:
     """Grade every submission with ``jobs`` sandbox slots; returns all results."""
+    for leftover in batch.output.glob(".*.tmp"):  # a write cut short by a killed run
+        leftover.unlink()
+    for leftover in (batch.output / "feedback").glob(".*.tmp"):
+        leftover.unlink()
     results, pending = [], []
     for submission in submissions:
         cached = batch.cached(submission)

@@ -31,7 +31,7 @@ def render_finding(what: tuple[str, str], finding, language: str) -> str:
     if finding.got is not None:
         lines.append(f"{label['got']}: {finding.got}")
     if finding.difference:
-        lines.append(f"{label['where']}: {finding.difference}")
+        lines.append(f"{label['where']}: {finding.difference[ru]}")
     if finding.mistake is not None:
         lines.append(f"{label['mistake']}: {finding.mistake.text[ru]}")
     return "\n".join(lines)

@@ -44,7 +44,9 @@ def check_tensor(got, expected: Tensor, tol: float, what: Text, case_code: str |
     raise Finding((f"{what[0]}: values differ", f"{what[1]}: значения отличаются"), case_code,
                   expected=excerpt(expected), got=excerpt(got),
                   difference=(f"largest difference {abs(got_value - expected_value):.3g} at index {index}: "
-                              f"expected {expected_value:.6g}, got {got_value:.6g} (tolerance {tol:.1e})"))
+                              f"expected {expected_value:.6g}, got {got_value:.6g} (tolerance {tol:.1e})",
+                              f"наибольшее отличие {abs(got_value - expected_value):.3g} в позиции {index}: "
+                              f"ожидалось {expected_value:.6g}, получено {got_value:.6g} (допуск {tol:.1e})"))
 
 
 def close(a, b: Tensor, tol: float) -> bool:

@@ -32,7 +32,7 @@ class Finding(Exception):
     case_code: str | None = None
     expected: str | None = None
     got: str | None = None
-    difference: str | None = None
+    difference: Text | None = None
     mistake: Mistake | None = None
     error: StudentError | None = None
 
