@@ -5,12 +5,11 @@ submission, the source notebook, grader.yml, the seed and the grader's version a
 unchanged, so a batch killed half-way and started again grades only what is missing.
 """
 import hashlib
-import itertools
 import json
 import os
+import multiprocessing
 import tempfile
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,39 +196,48 @@ def save(batch: Batch, result: dict) -> None:
     write_atomically(batch.output / f"{result['student_id']}.json", json.dumps(result, indent=1, ensure_ascii=False))
 
 
+_SLOT: dict = {}  # in each grading process: its batch and its sandbox
+
+
+def _start_slot(batch: Batch, counter) -> None:
+    """Runs once in each grading process: one thread, one sandbox slot of its own number."""
+    import torch
+    torch.set_num_threads(1)  # tiny ops are much slower with a thread pool on these machines
+    with counter.get_lock():
+        slot, counter.value = counter.value, counter.value + 1
+    _SLOT["batch"] = batch
+    _SLOT["sandbox"] = Sandbox(slot, batch.helpers, batch.limits, batch.device)
+    _SLOT["sandbox"].start()
+
+
+def _grade_in_slot(submission: Submission) -> dict:
+    result = grade_submission(_SLOT["sandbox"], _SLOT["batch"], submission)
+    save(_SLOT["batch"], result)
+    return result
+
+
 def run_batch(batch: Batch, submissions: list[Submission], jobs: int, on_done=None) -> list[dict]:
-    """Grade every submission with ``jobs`` sandbox slots; returns all results."""
-    for leftover in batch.output.glob(".*.tmp"):  # a write cut short by a killed run
-        leftover.unlink()
-    for leftover in (batch.output / "feedback").glob(".*.tmp"):
-        leftover.unlink()
+    """Grade every submission with ``jobs`` processes, each with its own sandbox slot.
+
+    Processes, not threads: the checks keep global state (hypothesis, torch's RNG), and
+    each process has its own. Started with spawn, so no CUDA or thread pool is forked.
+    """
+    for leftover in [*batch.output.glob(".*.tmp"), *(batch.output / "feedback").glob(".*.tmp")]:
+        leftover.unlink()  # a write cut short by a killed run
     results, pending = [], []
     for submission in submissions:
         cached = batch.cached(submission)
         (results.append(cached) if cached else pending.append(submission))
         if cached and on_done:
             on_done(cached, True)
-    slots: list[Sandbox] = []
-    slot_numbers = itertools.count()
-    local = threading.local()
-
-    def work(submission: Submission) -> dict:
-        if not hasattr(local, "sandbox"):
-            local.sandbox = Sandbox(next(slot_numbers), batch.helpers, batch.limits, batch.device)
-            slots.append(local.sandbox)
-            local.sandbox.start()
-        result = grade_submission(local.sandbox, batch, submission)
-        save(batch, result)
-        if on_done:
-            on_done(result, False)
-        return result
-
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pending) or 1))) as pool:
-            results += list(pool.map(work, pending))
-    finally:
-        for sandbox in slots:
-            sandbox.close()
+    if pending:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
+                                 initializer=_start_slot, initargs=(batch, context.Value("i", 0))) as pool:
+            for future in as_completed([pool.submit(_grade_in_slot, s) for s in pending]):
+                results.append(future.result())
+                if on_done:
+                    on_done(results[-1], False)
     write_atomically(batch.output / "grades.csv", grades_csv(_all_results(batch), list(batch.spec.tasks)))
     return results
 

@@ -17,7 +17,7 @@ from reference import attention as ref
 from .compare import check_tensor, close, tolerance
 from .core import Check, Context, Finding, search
 from .devices import on_meta
-from .inputs import Case, attention_cases
+from .inputs import Case, attention_cases, randomize
 from .mistakes import CATALOGUE
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
@@ -89,12 +89,10 @@ def _inputs(case: Case) -> list:
 
 def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu"):
     """The reference module and the student's, with the reference's weights, in eval mode."""
-    torch.manual_seed(0)
     reference = task.reference(**task.init(case, dropout)).eval()
     with torch.no_grad():
         reference(*_inputs(case))  # lazy initialisation
-        for param in reference.parameters():  # sharper attention than at init: mistakes show
-            param.normal_(0, 1)
+        randomize(reference, seed=0)
     module = student.new(task.name, **task.init(case, dropout))
     module.eval()
     weights = {name: p.detach() for name, p in reference.named_parameters()}

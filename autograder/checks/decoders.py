@@ -16,7 +16,7 @@ from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 from .compare import check_tensor, close, tolerance
 from .core import Check, Context, Finding, search
 from .devices import on_meta
-from .inputs import Case, decoder_cases
+from .inputs import Case, decoder_cases, randomize
 from .mistakes import CATALOGUE
 from .training import learns_synthetic_corpus
 
@@ -62,15 +62,14 @@ def _sizes(case: Case) -> list:
 
 def setup(student, task: DecoderTask, case: Case, device: str = "cpu"):
     """Reference encoder outputs, the reference decoder, and the student's with its weights."""
-    torch.manual_seed(case.options["seed"])
     encoder = task.encoder(*_sizes(case)).eval()
     reference = task.reference(*_sizes(case)).eval()
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
+        randomize(encoder, seed=case.options["seed"])
         enc_outputs = encoder(src)
         reference(tgt, reference.init_state(enc_outputs, lens))  # lazy initialisation
-        for param in reference.parameters():  # larger than at init, so attention is sharp and
-            param.normal_(0, 1)               # a wrong query or mask shows in the logits
+        randomize(reference, seed=case.options["seed"] + 1)
     module = student.new(task.name, *_sizes(case))
     module.eval()
     state = module.method("init_state", enc_outputs, lens)

@@ -125,3 +125,12 @@ def decoder_cases(draw, max_steps: int = 4):
     tgt = torch.randint(0, V, (B, S), generator=generator)
     lens = torch.tensor(draw(st.lists(st.integers(1, T), min_size=B, max_size=B)))
     return Case({"src": src, "tgt": tgt, "enc_valid_lens": lens}, options={**sizes, "seed": seed})
+
+
+def randomize(module: torch.nn.Module, seed: int) -> None:
+    """Draw every parameter from N(0, 1) with a private generator (same on every run and
+    thread). Larger than at init, so attention is sharp and a wrong query or mask shows."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for param in module.parameters():
+            param.copy_(torch.randn(param.shape, generator=generator, dtype=param.dtype))

@@ -54,8 +54,6 @@ def test_solved_notebook_runs_top_to_bottom(kernel_env, solved_runs, assignment)
     assert visible and all("пройдены" in cell.outputs[-1].text for cell in visible)
 
 
-@pytest.mark.xfail(strict=True, reason="reference/plots.py returns a Figure that Jupyter shows as "
-                                        "text; it needs a _repr_png_ (see the notebooks issue)")
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_heatmap_demos_show_images(kernel_env, solved_runs, assignment):
     """Does every cell that draws a heatmap show it as an image?"""
