@@ -5,17 +5,24 @@ objects themselves), compares against ``reference`` in this process, and either
 returns (passed) or raises ``Finding`` with what the student needs to fix it.
 Property checks search with hypothesis and report its shrunk example.
 """
+import tempfile
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import FlakyFailure
 
 from ..sandbox.proxy import Student, StudentError, WorkerLost
 
 Text = tuple[str, str]  # (English, Russian)
+
+# Hypothesis keeps caches in ./.hypothesis even without a database; not in a TA's or
+# a student's folder.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "autograder-hypothesis")
 
 
 @dataclass(frozen=True)

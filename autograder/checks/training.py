@@ -11,13 +11,14 @@ from reference.data import synthetic_data
 from .core import Context, Finding
 
 SIZES = {"embed_size": 16, "num_hiddens": 32, "num_layers": 1}
-STEPS, BATCH_SIZE, LR, SEED = 200, 32, 0.01, 0
-REQUIRED_ACCURACY = 0.85
+STEPS, BATCH_SIZE, LR, SEED = 200, 32, 0.02, 0
+REQUIRED_ACCURACY = 0.9
 
 
 def learns_synthetic_corpus(student, ctx: Context, class_name: str, lstm: bool) -> None:
     train, test = synthetic_data(num_train=1000, num_test=100, num_steps=10, seed=SEED)
     V = len(train.tgt_vocab)
+    student.seed(SEED)  # the decoder's initial weights, too, are the same on every run
     decoder = student.new(class_name, V, SIZES["embed_size"], SIZES["num_hiddens"], SIZES["num_layers"])
     data = {"src": train.src, "tgt_in": train.tgt_in, "src_valid_len": train.src_valid_len,
             "label": train.label, "pad": train.tgt_vocab["<pad>"], "batch_size": BATCH_SIZE}
