@@ -26,7 +26,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip tests marked ``@pytest.mark.cuda`` on a machine without a CUDA device."""
     if item.get_closest_marker("cuda") is None:
         return
-    import torch  # only here: most test folders never need torch
+    import torch
 
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
