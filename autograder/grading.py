@@ -17,6 +17,7 @@ class TaskResult:
     max_score: float
     checks: list[dict] = field(default_factory=list)
     warnings: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
     lost_worker: bool = False
 
     def to_json(self) -> dict:
@@ -46,6 +47,8 @@ def grade_task(student: Student, assignment_name: str, assignment: AssignmentCon
         for check in task.checks:
             outcome = run_check(check, student, ctx)
             result.checks.append(_outcome_json(outcome, points[check.name], language))
+            if outcome.grader_error:
+                result.errors.append({"code": "grader_error", "task": task_id, "message": outcome.grader_error})
             if outcome.worker_lost:
                 result.lost_worker = True
                 break

@@ -168,6 +168,7 @@ def _grade_tasks(sandbox: Sandbox, batch: Batch, program: Program, result: dict)
                               batch.device, batch.config.language)
             scores[task_id] = task.to_json()
             result["warnings"] += task.warnings
+            result["errors"] += task.errors
             if task.lost_worker:
                 session.start()
         printed = "".join(session.student.printed)[: batch.limits.max_output_kb * 1024]

@@ -14,11 +14,11 @@ from torch import Tensor
 
 from reference import attention as ref
 
-from .compare import check_tensor, close, tolerance
+from .compare import check_tensor, tolerance
 from .core import Check, Context, Finding, search
 from .devices import on_meta
-from .inputs import Case, attention_cases, randomize
-from .mistakes import CATALOGUE
+from .diagnosis import Observation, name_mistake, variant_outputs
+from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
 OUTPUT = ("attention output", "выход внимания")
@@ -108,22 +108,31 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
     return reference, module
 
 
-def _diagnose(task: AttentionTask, reference, case: Case, got: Tensor, tol: float):
-    """The known mistake whose output ``got`` matches, if any."""
+def _observe(task: AttentionTask, reference, case: Case, got) -> Observation:
+    """The student's output, the reference's and each known mistake's, on ``case``."""
     r64 = copy.deepcopy(reference).double()
     q, k, v, lens = (None if t is None else t.double() if t.is_floating_point() else t
                      for t in _inputs(case))
     with torch.no_grad():
         expected = r64(q, k, v, lens)
         scores = task.scores(r64, q, k)  # (B, Q, K)
-        variants = {mid: ref.masked_softmax(f(r64, q, k), lens) @ v
+        mistakes = {mid: (lambda f=f: ref.masked_softmax(f(r64, q, k), lens) @ v)
                     for mid, f in task.mistaken_scores.items()}
-        if lens is not None:
-            variants |= {mid: f(scores, lens) @ v for mid, f in SOFTMAX_MISTAKES.items()}
-    for mistake_id, wrong in variants.items():
-        if not close(wrong, expected, tol) and close(got, wrong, tol):
-            return CATALOGUE[mistake_id]
-    return None
+        mistakes |= {mid: (lambda f=f: f(scores, lens) @ v) for mid, f in SOFTMAX_MISTAKES.items()
+                     if lens is not None or mid == "wrong_axis"}
+        return got, expected, variant_outputs(mistakes)
+
+
+def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: float, device: str):
+    def probes():
+        for lens in (torch.tensor([1, 3]), torch.tensor([[1, 2, 4], [3, 5, 2]])):
+            probe = Case({"queries": values((2, 3, 4), 2.0, 11, torch.float32)[0],
+                          "keys": values((2, 5, 4), 2.0, 12, torch.float32)[0],
+                          "values": values((2, 5, 2), 2.0, 13, torch.float32)[0], "valid_lens": lens},
+                         options={"num_hiddens": 3})
+            probe_reference, module = build(student, task, probe, device=device)
+            yield _observe(task, probe_reference, probe, module(*_inputs(probe.on(device))))
+    return name_mistake(_observe(task, reference, case, got), probes, tol)
 
 
 def compare_to_reference(student, task: AttentionTask, case: Case, device: str) -> None:
@@ -138,7 +147,7 @@ def compare_to_reference(student, task: AttentionTask, case: Case, device: str) 
     try:
         check_tensor(got, expected, tol, OUTPUT, case.code(), "(B, Q, v)")
     except Finding as finding:
-        finding.mistake = _diagnose(task, reference, case, got, tol)
+        finding.mistake = _diagnose(student, task, reference, case, got, tol, device)
         raise
     check_tensor(got_weights, reference64.attention_weights, max(tol, 1e-5), WEIGHTS, case.code(), "(B, Q, K)")
 
@@ -184,7 +193,28 @@ def _dropout(task: AttentionTask):
                 "attention_weights in train mode (before dropout)", "attention_weights в режиме train "
                 "(до dropout)"), case.code() + "\n# module.train()")
         search(attention_cases(with_lens=True, hidden=task.hidden), test, ctx, max_examples=5)
+        _dropout_on_weights(student, task, ctx.device)
     return run
+
+
+def _dropout_on_weights(student, task: AttentionTask, device: str) -> None:
+    """With values all ones and p=0.5, dropout on the weights leaves each output at twice
+    the surviving weight, mostly strictly between 0 and 2; dropout on the output gives
+    only 0 or 2. Small inputs keep the weights spread out, so the difference shows."""
+    case = Case({"queries": values((4, 8, 3), 0.1, 21, torch.float32)[0],
+                 "keys": values((4, 6, 3), 0.1, 22, torch.float32)[0],
+                 "values": torch.ones(4, 6, 1), "valid_lens": None}, options={"num_hiddens": 3})
+    _, module = build(student, task, case, dropout=0.5, device=device)
+    module.train()
+    student.seed(0)
+    got = module(*_inputs(case.on(device)))
+    check_tensor(got, torch.empty(4, 8, 1), float("inf"), OUTPUT, case.code(), "(B, Q, v)")
+    between = ((got > 0.01) & (got < 1.99)).sum().item()
+    if between == 0:
+        raise Finding(("in train mode every output is 0 or 2: dropout is applied to the output "
+                       "instead of to the attention weights", "в режиме train каждый выход равен 0 или 2: "
+                       "dropout применён к выходу, а не к весам внимания"), case.code() + "\n# module.train()",
+                      expected="dropout(attention_weights) @ values", got="dropout(attention_weights @ values)")
 
 
 def _meta(task: AttentionTask):

@@ -79,6 +79,7 @@ class Outcome:
     finding: Finding | None = None
     note: Text | None = None          # e.g. "undecided on meta; not charged"
     worker_lost: str | None = None
+    grader_error: str | None = None   # the check itself failed: for the TA, not the student
 
 
 class Undecided(Exception):
@@ -104,6 +105,11 @@ def run_check(check: Check, student: Student, ctx: Context) -> Outcome:
         problem = (f"your code did not finish: {lost.reason}",
                    f"ваш код не завершился: {lost.reason}")
         return Outcome(check.name, False, check.what, Finding(problem), worker_lost=lost.reason)
+    except Exception as error:  # a bug in the check: the batch goes on, the TA is told
+        problem = ("the grader could not finish this check; your TA has been told",
+                   "проверку не удалось завершить из-за ошибки проверяющей программы; преподаватель уведомлён")
+        return Outcome(check.name, False, check.what, Finding(problem),
+                       grader_error=f"{check.name}: {type(error).__name__}: {error}")
     return Outcome(check.name, True, check.what)
 
 

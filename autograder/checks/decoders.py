@@ -13,11 +13,11 @@ from torch import Tensor
 from reference import decoders as ref
 from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 
-from .compare import check_tensor, close, tolerance
+from .compare import check_tensor, tolerance
 from .core import Check, Context, Finding, search
 from .devices import on_meta
 from .inputs import Case, decoder_cases, randomize
-from .mistakes import CATALOGUE
+from .diagnosis import name_mistake, variant_outputs
 from .training import learns_synthetic_corpus
 
 LOGITS = ("decoder logits", "логиты декодера")
@@ -125,9 +125,9 @@ def _matches(task: DecoderTask):
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code(), "(B, S, V)")
             except Finding as finding:
-                finding.mistake = next((CATALOGUE[mid] for mid, cls in _mistaken(task).items()
-                                        if close(got, wrong := _expected(task, reference, case, enc_outputs, cls), tol)
-                                        and not close(wrong, expected, tol)), None)
+                mistakes = {mid: (lambda cls=cls: _expected(task, reference, case, enc_outputs, cls))
+                            for mid, cls in _mistaken(task).items()}
+                finding.mistake = name_mistake((got, expected, variant_outputs(mistakes)), lambda: iter(()), tol)
                 raise
         search(decoder_cases(), test, ctx, max_examples=max(5, ctx.max_examples // 2))
     return run

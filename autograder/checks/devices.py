@@ -38,6 +38,12 @@ def on_meta(call: Callable[[Case], object], case: Case, expected_shape: tuple) -
             f"устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора)"),
             case.code() + "\n# ...with every tensor above moved to device='meta' (.to('meta'))",
             error=error) from None
+    if getattr(got, "device", None) is not None and got.device.type != "meta":
+        raise Finding(("for inputs on another device the result comes back on the CPU: it is built "
+                       "in a tensor created without device=", "для входов на другом устройстве результат "
+                       "оказывается на CPU: он собирается в тензоре, созданном без device="),
+                      case.code() + "\n# ...with every tensor above moved to device='meta' (.to('meta'))",
+                      expected="meta", got=got.device.type)
     if getattr(got, "shape", None) is not None and tuple(got.shape) != tuple(expected_shape):
         raise Finding(("wrong output shape on the meta device", "неверная форма результата на meta"),
                       expected=str(tuple(expected_shape)), got=str(tuple(got.shape)))

@@ -4,11 +4,11 @@ from hypothesis import strategies as st
 
 from reference.attention import keep_mask, masked_softmax as reference_softmax
 
-from .compare import check_tensor, close, tolerance
+from .compare import check_tensor, tolerance
 from .core import Check, Context, Finding, search
 from .devices import on_meta
-from .inputs import Case, score_cases
-from .mistakes import CATALOGUE
+from .diagnosis import Observation, name_mistake, variant_outputs
+from .inputs import Case, score_cases, values
 
 NAME = "masked_softmax"
 WEIGHTS = ("attention weights", "веса внимания")
@@ -29,25 +29,29 @@ def _keep_queries(lens, shape):
 
 
 MISTAKES = {  # what each known mistake outputs, from scores X (B, Q, K) and valid_lens
-    "wrong_axis": lambda X, lens: _fill(X, keep_mask(lens, X.shape)).softmax(dim=1),
+    "wrong_axis": lambda X, lens: (X if lens is None else _fill(X, keep_mask(lens, X.shape))).softmax(dim=1),
     "mask_value_zero": lambda X, lens: X.masked_fill(~keep_mask(lens, X.shape), 0).softmax(-1),
     "le_instead_of_lt": lambda X, lens: _fill(X, _keep_le(lens, X.shape)).softmax(-1),
     "masking_queries": lambda X, lens: _fill(X, _keep_queries(lens, X.shape)).softmax(-1),
     "lens_2d_as_1d": lambda X, lens: reference_softmax(X, lens[:, 0] if lens.dim() == 2 else lens),
     "ignores_valid_lens": lambda X, lens: X.softmax(-1),
 }
+PROBES = [Case({"X": values((2, 3, 5), 1.0, seed, torch.float32)[0], "valid_lens": lens})
+          for seed, lens in [(7, torch.tensor([1, 3])), (8, torch.tensor([[1, 2, 4], [3, 5, 2]]))]]
 
 
-def diagnose(got, case: Case, tol: float):
+def observe(got, case: Case) -> Observation:
     X, lens = case.tensors["X"].double(), case.tensors["valid_lens"]
-    if lens is None:
-        return None
-    expected = reference_softmax(X, lens)
-    for mistake_id, mistaken in MISTAKES.items():
-        wrong = mistaken(X, lens)
-        if not close(wrong, expected, tol) and close(got, wrong, tol):
-            return CATALOGUE[mistake_id]
-    return None
+    mistakes = {mid: (lambda f=f: f(X, lens)) for mid, f in MISTAKES.items()
+                if lens is not None or mid == "wrong_axis"}  # without lengths, only the axis can be wrong
+    return got, reference_softmax(X, lens), variant_outputs(mistakes)
+
+
+def diagnose(student, got, case: Case, tol: float):
+    def probes():
+        for probe in PROBES:
+            yield observe(student.call(NAME, *probe.tensors.values()), probe)
+    return name_mistake(observe(got, case), probes, tol)
 
 
 def compare_to_reference(student, case: Case) -> None:
@@ -58,7 +62,7 @@ def compare_to_reference(student, case: Case) -> None:
     try:
         check_tensor(got, expected, tol, WEIGHTS, case.code(), "(B, Q, K)")
     except Finding as finding:
-        finding.mistake = diagnose(got, case, tol)
+        finding.mistake = diagnose(student, got, case, tol)
         raise
 
 
@@ -90,7 +94,7 @@ def _zero_beyond(student, ctx: Context) -> None:
             check_tensor(masked, torch.zeros_like(masked), 1e-6, ("weights beyond valid_lens",
                          "веса за пределами valid_lens"), case.code(), "(B, Q, K)")
         except Finding as finding:
-            finding.mistake = diagnose(got, case, 1e-5)
+            finding.mistake = diagnose(student, got, case, 1e-5)
             raise
     search(score_cases(), test, ctx)
 

@@ -89,6 +89,7 @@ class Sandbox:
         self.uid = BASE_UID + slot if os.geteuid() == 0 else os.geteuid()  # what student code runs as
         self.starts = 0  # zygotes started so far: more than one means a slot was replaced
         self._process: subprocess.Popen | None = None
+        self._init: int | None = None  # PID 1 of the slot's namespace, as the host sees it
         self._control: socket.socket | None = None
         self._worker: Worker | None = None
 
@@ -131,6 +132,9 @@ class Sandbox:
             theirs.close()  # now only the zygote holds it: its death reads as EOF here
             try:
                 self._receive(START_TIMEOUT_S)
+                # bubblewrap exits as soon as the zygote does, leaving PID 1 of the namespace
+                # to die after it: note that PID now, to wait for it in _stop()
+                self._init = first_child(self._process.pid)
             except _ZygoteGone:
                 self._stop()
                 stderr.seek(0)
@@ -197,12 +201,12 @@ class Sandbox:
     def _stop(self) -> None:
         """Kill bubblewrap: its PID namespace, with every process in it, dies with it."""
         if self._process is not None:
-            init = first_child(self._process.pid)  # PID 1 of the namespace
             self._process.kill()
             self._process.wait()
             self._process = None
-            if init is not None:
-                wait_until_dead(init)
+            if self._init is not None:
+                wait_until_dead(self._init)
+                self._init = None
         if self._control is not None:
             self._control.close()
             self._control = None
@@ -240,8 +244,14 @@ class Worker:
         if not self.alive:
             raise WorkerLost(self._lost or "the worker was closed")
         exec_op = request.get("op") == "exec"
-        return self._exchange(request, self._limits.cell_timeout_s if exec_op
-                              else self._limits.call_timeout_s)
+        reply = self._exchange(request, self._limits.cell_timeout_s if exec_op
+                               else self._limits.call_timeout_s)
+        error = reply.get("error")
+        if exec_op and isinstance(error, dict) and error.get("type") == "MemoryError":
+            # what the cell allocated stays reachable from its names, and every later call
+            # would fail for want of memory: end the worker as if it had crashed
+            raise self._lose(f"ran out of memory ({self._limits.memory_mb} MB)")
+        return reply
 
     def close(self) -> None:
         """End the submission: every process it started is killed."""

@@ -63,6 +63,8 @@ def _warm_up() -> None:
 
 
 class Zygote:
+    """The control loop; remembers the current worker to say how it ended."""
+
     def __init__(self, control: socket.socket):
         self.control = control
         self.child: int | None = None
@@ -92,6 +94,7 @@ class Zygote:
         if pid == 0:
             try:
                 _worker(data_fd)
+                os._exit(0)
             finally:
                 os._exit(70)  # never fall back into the zygote's loop
         self.child, self.child_ended = pid, None
@@ -194,6 +197,8 @@ def _worker(data_fd: int) -> None:
     confine.prctl(confine.PR_SET_DUMPABLE, 1)  # its own processes may inspect it; the zygote stays closed
     from . import protocol, runner
 
+    os.set_inheritable(data_fd, False)  # programs the student runs do not get it either
+    os.register_at_fork(after_in_child=lambda: _disconnect(data_fd))
     data = socket.socket(fileno=data_fd)
     setup = protocol.recv(data)
     confine.limit_resources(**setup["limits"])
@@ -205,6 +210,16 @@ def _worker(data_fd: int) -> None:
         return
     protocol.send(data, {"value": "ready"})
     runner.serve(data, runner.Runner(book=book, output_limit=setup["output_limit"]))
+
+
+def _disconnect(data_fd: int) -> None:
+    """In a process the student forked: /dev/null in place of the grader's socket. A
+    forked copy of the worker that returns into the runner would otherwise answer the
+    grader too, and every later reply would belong to an earlier request; now its send
+    fails (not a socket) and it exits."""
+    devnull = os.open("/dev/null", os.O_RDWR)
+    os.dup2(devnull, data_fd)
+    os.close(devnull)
 
 
 def _build_book(source: str | None) -> types.ModuleType | None:

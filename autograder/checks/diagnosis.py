@@ -1,0 +1,43 @@
+"""Naming a known mistake: the one whose output explains what the student's code returned.
+
+On the small failing case several mistakes often coincide (with one query and two keys,
+ignoring ``valid_lens`` and ``<=`` give the same weights), so candidates are narrowed on
+fixed probe inputs that tell them apart. A mistake is named only when exactly one is left.
+"""
+from collections.abc import Callable, Iterator
+
+from torch import Tensor
+
+from ..sandbox.proxy import StudentError
+from .compare import close
+from .core import Mistake
+from .mistakes import CATALOGUE
+
+Observation = tuple[object, Tensor, dict[str, Tensor | None]]  # got, expected, mistakes' outputs
+
+
+def variant_outputs(mistakes: dict[str, Callable[[], Tensor]]) -> dict[str, Tensor | None]:
+    """Each mistake's output, or None where it does not apply (e.g. sizes that do not fit)."""
+    outputs = {}
+    for mistake_id, compute in mistakes.items():
+        try:
+            outputs[mistake_id] = compute()
+        except (RuntimeError, TypeError, AttributeError, IndexError, ValueError):
+            outputs[mistake_id] = None
+    return outputs
+
+
+def name_mistake(failing: Observation, probes: Callable[[], Iterator[Observation]],
+                 tol: float) -> Mistake | None:
+    got, expected, variants = failing
+    alive = {m for m, wrong in variants.items()
+             if wrong is not None and close(got, wrong, tol) and not close(wrong, expected, tol)}
+    if len(alive) > 1:
+        try:
+            for got, _, variants in probes():
+                alive &= {m for m, wrong in variants.items() if wrong is not None and close(got, wrong, tol)}
+                if len(alive) <= 1:
+                    break
+        except StudentError:
+            return None
+    return CATALOGUE[alive.pop()] if len(alive) == 1 else None

@@ -1,0 +1,19 @@
+"""Mutation tests for the three Bahdanau decoders: do the checks tell right from wrong?"""
+import pytest
+
+from .harness import cases, check_bug, check_correct
+from .variants_decoders import MUTANTS
+
+pytestmark = pytest.mark.slow  # every decoder mutant is trained for the training check (seconds)
+
+
+@pytest.mark.parametrize("mutant", cases(MUTANTS, correct=True))
+def test_correct_variant_gets_full_points(mutant):
+    """Does a right solution, written differently from the reference, get every point?"""
+    check_correct(mutant)
+
+
+@pytest.mark.parametrize("mutant", cases(MUTANTS, correct=False))
+def test_bug_loses_points_and_is_diagnosed(mutant):
+    """Does a real bug lose points, and is it named when the catalogue knows it?"""
+    check_bug(mutant)
