@@ -1,0 +1,170 @@
+"""The sandbox doing its ordinary job: cells run, calls come back, slots start and fail clearly."""
+import ast
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.sandbox import confine, sandbox as sandbox_module
+from autograder.sandbox.proxy import Student, WorkerLost
+from autograder.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxUnavailable
+
+from .helpers import CAN_SANDBOX, SKIP_REASON, run
+
+PACKAGE = Path(sandbox_module.__file__).parent
+pytestmark = pytest.mark.timeout(60)
+BOOK = "import torch\n\ndef masked_softmax(X, valid_lens):\n    return torch.full_like(X, 0.5)\n"
+
+
+def test_a_student_function_is_called_and_its_tensor_comes_back(worker):
+    """Does a cell's torch function run in the worker and return the right tensor?"""
+    run(worker, "import torch\n\ndef scale(x, k):\n    return torch.as_tensor(x) * k\n")
+    student = Student(worker.transport)
+    assert torch.equal(student.call("scale", torch.arange(3.0), 2), torch.tensor([0.0, 2.0, 4.0]))
+    assert student.kind("scale") == "function"
+
+
+def test_a_student_error_is_reported_and_the_worker_goes_on(worker):
+    """Does an exception come back as the student's error, with the worker still serving?"""
+    reply = run(worker, "1 / 0")
+    assert reply["error"]["type"] == "ZeroDivisionError" and reply["error"]["where"] == "x, line 1: 1 / 0"
+    assert run(worker, "y = 2")["value"] is None
+
+
+def test_a_cell_can_start_threads_and_programs(worker):
+    """Do threads and subprocesses still work under the seccomp filter and rlimits?"""
+    reply = run(worker, "import subprocess, threading\nt = threading.Thread(target=print, args=('thread',))\n"
+                        "t.start(); t.join()\nprint(subprocess.run(['echo', 'program'], capture_output=True,"
+                        " text=True).stdout.strip())")
+    assert reply["stdout"] == "thread\nprogram\n"
+
+
+def test_the_helper_folder_is_importable_from_course(worker):
+    """Can a cell import the assignment's helper package, bound at /course?"""
+    reply = run(worker, "import d2l_attention\nprint(d2l_attention.GREETING, d2l_attention.__file__)")
+    assert reply["stdout"].strip() == "hello from /course /course/d2l_attention/__init__.py"
+
+
+def test_the_book_is_bound_while_another_task_is_checked(sandbox):
+    """Does ``bind`` swap the student's name for the book's, privately, and ``unbind`` restore it?"""
+    worker = sandbox.spawn(BOOK)
+    try:
+        run(worker, "import torch\ndef masked_softmax(X, valid_lens):\n    return X * 0\n")
+        student = Student(worker.transport)
+        student.bind_book_versions(["masked_softmax"])
+        assert student.call("masked_softmax", torch.ones(2), None).tolist() == [0.5, 0.5]
+        student.unbind()
+        assert student.call("masked_softmax", torch.ones(2), None).tolist() == [0.0, 0.0]
+        assert run(worker, "import sys\nprint('book' in sys.modules)")["stdout"].strip() == "False"
+    finally:
+        worker.close()
+
+
+def test_a_broken_book_is_the_graders_error(sandbox):
+    """Does a book that raises stop the spawn with a SandboxError naming the book?"""
+    with pytest.raises(SandboxError, match="the book's code failed in the sandbox: NameError"):
+        sandbox.spawn("undefined_name")
+    worker = sandbox.spawn(None)
+    assert worker.transport({"op": "has", "args": {"name": "x"}})["value"] is None
+    worker.close()
+
+
+def test_a_book_that_hangs_is_the_graders_error(sandbox, monkeypatch):
+    """Does a book that never finishes stop the spawn with a SandboxError after the set-up time?"""
+    monkeypatch.setattr(sandbox_module, "SETUP_TIMEOUT_S", 1.0)
+    with pytest.raises(SandboxError, match="could not be set up: timed out after 1 s"):
+        sandbox.spawn("while True:\n    pass")
+
+
+def test_a_closed_worker_says_so(sandbox):
+    """Does a request to a closed worker raise WorkerLost instead of hanging?"""
+    worker = sandbox.spawn(None)
+    worker.close()
+    with pytest.raises(WorkerLost, match="the worker was closed"):
+        run(worker, "1")
+
+
+def test_latency(sandbox, capsys):
+    """How long do a spawn, a trivial call and a small tensor call take? (printed, not asserted)"""
+    started = time.perf_counter()
+    worker = sandbox.spawn(None)
+    spawn_s = time.perf_counter() - started
+    run(worker, "def same(x):\n    return x\n")
+    student = Student(worker.transport)
+    timings = {}
+    for label, argument in (("int", 1), ("tensor 64x64", torch.ones(64, 64))):
+        started = time.perf_counter()
+        for _ in range(200):
+            student.call("same", argument)
+        timings[label] = (time.perf_counter() - started) / 200
+    worker.close()
+    with capsys.disabled():
+        print(f"\n[sandbox] zygote starts so far: {sandbox.starts}; spawn {spawn_s * 1e3:.1f} ms; "
+              + "; ".join(f"call({k}) {v * 1e6:.0f} us" for k, v in timings.items()))
+
+
+def test_missing_bubblewrap_says_how_to_install_it(monkeypatch, tmp_path):
+    """Without bwrap, does start() say to run `make sandbox-deps`?"""
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda name: None)
+    with pytest.raises(SandboxUnavailable, match=r"make sandbox-deps.*apt-get install bubblewrap"):
+        Sandbox(0, tmp_path).start()
+
+
+@pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
+def test_a_missing_helper_folder_is_named(tmp_path):
+    """Does a helper folder that does not exist fail before bubblewrap starts, naming it?"""
+    with pytest.raises(SandboxError, match="helper folder .*nowhere does not exist"):
+        Sandbox(0, tmp_path / "nowhere").start()
+
+
+@pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
+def test_an_unreadable_helper_folder_says_how_to_fix_it(tmp_path):
+    """Does a 0700 helper folder (the slot's uid could not read it) fail with the chmod to run?"""
+    tmp_path.chmod(0o700)
+    with pytest.raises(SandboxError, match=r"cannot read the helper folder .*chmod -R o\+rX"):
+        Sandbox(0, tmp_path).start()
+
+
+@pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
+def test_a_sandbox_that_cannot_start_shows_bubblewraps_message(monkeypatch, tmp_path):
+    """When bubblewrap refuses its command line, does the error carry its message?"""
+    tmp_path.chmod(0o755)
+    monkeypatch.setattr(sandbox_module, "bwrap_command", lambda bwrap, *rest: [bwrap, "--bogus"])
+    with pytest.raises(SandboxError, match="did not start: .*--bogus"):
+        Sandbox(0, tmp_path).start()
+
+
+@pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
+def test_without_root_it_warns_and_still_runs(monkeypatch, helpers_dir):
+    """Not root: does the slot warn about its weaker guarantees and still run a cell?"""
+    monkeypatch.setattr(sandbox_module.os, "geteuid", lambda: 1000)
+    with pytest.warns(RuntimeWarning, match="not running as root"):
+        slot = Sandbox(91, helpers_dir, Limits(cell_timeout_s=5))
+        slot.start()
+    try:
+        worker = slot.spawn(None)
+        assert run(worker, "print(6 * 7)")["stdout"].strip() == "42"
+        worker.close()
+    finally:
+        slot.close()
+
+
+def test_the_command_mounts_no_repository_folder(tmp_path):
+    """Does the bwrap command bind only system, Python, the sandbox package and the helpers?"""
+    repo = PACKAGE.parents[1]
+    command = confine.bwrap_command("bwrap", 61000, tmp_path, 64, "cpu", 3)
+    sources = [command[i + 1] for i, arg in enumerate(command) if arg == "--ro-bind"]
+    inside_repo = [s for s in sources if Path(s) == repo or repo in Path(s).parents]
+    assert set(inside_repo) <= {str(PACKAGE.parent / "__init__.py"), str(PACKAGE), str(repo / ".venv")}
+    assert not any(Path(s).name in ("reference", "tests", "grader.yml") for s in sources)
+    assert command[-2:] == ["3", "61000"] and "--unshare-user" not in command
+
+
+def test_the_sandbox_package_never_imports_the_reference_or_the_checks():
+    """Does no module the worker loads import ``reference`` or ``autograder.checks``?"""
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not [n for n in names if n.startswith(("reference", "autograder.checks"))], path
