@@ -84,11 +84,25 @@ def _rows_sum_to_one(student, ctx: Context) -> None:
     search(score_cases(), test, ctx)
 
 
+def _distribution(got, case: Case) -> None:
+    """A law only counts on real weights: rows with a valid key are >= 0 and sum to 1
+    (otherwise all zeros would pass "zero weight beyond valid length")."""
+    lens = case.tensors["valid_lens"]
+    check_tensor(got, torch.empty(case.tensors["X"].shape), float("inf"), WEIGHTS, case.code())
+    rows = (lens if lens.dim() == 2 else lens[:, None].expand(got.shape[:2])) > 0  # (B, Q)
+    weights = got.double()[rows]  # (rows, K)
+    if (weights < -1e-6).any() or ((weights.sum(-1) - 1).abs() > 1e-4).any():
+        raise Finding(("the output is not a set of attention weights: each row with a valid key "
+                       "must be >= 0 and sum to 1", "результат не является весами внимания: каждая строка "
+                       "с допустимым ключом должна быть >= 0 и давать в сумме 1"), case.code(),
+                      expected="rows of a softmax", got=str(got.double().sum(-1).reshape(-1)[:4].tolist()))
+
+
 def _zero_beyond(student, ctx: Context) -> None:
     def test(case: Case):
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
-        check_tensor(got, reference_softmax(X.double(), lens), float("inf"), WEIGHTS, case.code())
+        _distribution(got, case)
         masked = got.double() * ~keep_mask(lens, X.shape)  # weights on keys >= valid_len
         try:
             check_tensor(masked, torch.zeros_like(masked), 1e-6, ("weights beyond valid_lens",
@@ -104,7 +118,7 @@ def _finite_when_empty(student, ctx: Context) -> None:
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         lens.view(-1)[0] = 0  # at least one row with nothing to attend to
         got = student.call(NAME, X, lens)
-        check_tensor(got, reference_softmax(X.double(), lens), float("inf"), WEIGHTS, case.code())
+        _distribution(got, case)
         if not torch.isfinite(got).all():
             raise Finding(("a row with valid length 0 is not finite (NaN or inf)",
                            "строка с допустимой длиной 0 содержит NaN или inf"), case.code(),

@@ -71,6 +71,11 @@ _real = masked_softmax
 def masked_softmax(X, valid_lens):
     return torch.zeros_like(X).as_subclass(Liar)
 '''
+ZEROS = '''
+import torch
+def masked_softmax(X, valid_lens):
+    return torch.zeros_like(X)
+'''
 SNOOP = '''
 import gc, os, sys, builtins
 found = [m for m in sys.modules if m.startswith(("reference", "autograder.checks"))]
@@ -88,6 +93,7 @@ except OSError:
 assert not found, found
 '''
 
+HONEST = {"returns_zeros": edited("untouched", append_cell(ZEROS))}  # the liar without its lie
 CASES = {  # name -> (notebook, honest counterpart)
     "tests_deleted": (edited("untouched", delete_tests), "untouched"),
     "tests_emptied_points_raised": (edited("untouched", empty_tests_and_raise_points), "untouched"),
@@ -95,7 +101,7 @@ CASES = {  # name -> (notebook, honest counterpart)
     "locked_cell_patched": (edited("buggy", patch_locked_cell), "buggy"),
     "builtins_patched": (edited("buggy", append_cell(
         "import builtins, torch\nbuiltins.abs = lambda x: 0\ntorch.Tensor.__sub__ = lambda a, b: a * 0")), "buggy"),
-    "tensor_subclass_liar": (edited("untouched", append_cell(LIAR)), "untouched"),
+    "tensor_subclass_liar": (edited("untouched", append_cell(LIAR)), "returns_zeros"),
     "infinite_loop": (edited("correct", append_cell("while True:\n    pass")), "correct"),
     "memory_bomb": (edited("correct", append_cell("blocks = []\nwhile True:\n    blocks.append(bytearray(10**8))")), "correct"),
     "fork_bomb": (edited("correct", append_cell("import os\nwhile True:\n    os.fork()")), "correct"),
@@ -113,6 +119,8 @@ def graded(tmp_path_factory) -> Path:
     for name in ("correct", "buggy", "untouched"):
         shutil.copy(EXAMPLES / f"{name}.ipynb", root / f"{name}.ipynb")
     for name, (notebook, _) in CASES.items():
+        nbformat.write(notebook, root / f"{name}.ipynb")
+    for name, notebook in HONEST.items():
         nbformat.write(notebook, root / f"{name}.ipynb")
     config = yaml.safe_load((REPO / "grader.yml").read_text())
     config["sandbox"].update(cell_timeout_s=3, call_timeout_s=5, submission_timeout_s=120,
