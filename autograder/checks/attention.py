@@ -16,7 +16,7 @@ from reference import attention as ref
 
 from .compare import check_tensor, tolerance
 from .core import Check, Context, Finding, search
-from .devices import on_meta
+from .devices import WHAT as DEVICE_WHAT, on_meta
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
@@ -242,8 +242,6 @@ WHAT = {
               "запросы и ключи разных размеров работают и совпадают с эталоном"),
     "dropout": ("dropout acts on the weights in train mode only",
                 "dropout действует на веса только в режиме train"),
-    "meta": ("works for inputs on any device (no tensor created on the CPU)",
-             "работает на любом устройстве (никаких тензоров, созданных на CPU)"),
 }
 
 
@@ -257,5 +255,5 @@ def checks_for(task_id: str) -> list[Check]:
     if task.different_sizes:
         checks.append(Check("queries and keys of different sizes", WHAT["sizes"], _matches(task, same_sizes=False)))
     checks += [Check("dropout only in train mode", WHAT["dropout"], _dropout(task)),
-               Check("runs on any device", WHAT["meta"], _meta(task))]
+               Check("runs on any device", DEVICE_WHAT, _meta(task))]
     return checks

@@ -15,7 +15,7 @@ from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 
 from .compare import check_tensor, tolerance
 from .core import Check, Context, Finding, search
-from .devices import on_meta
+from .devices import WHAT as DEVICE_WHAT, on_meta
 from .inputs import Case, decoder_cases, randomize
 from .diagnosis import name_mistake, variant_outputs
 from .training import learns_synthetic_corpus
@@ -235,8 +235,6 @@ WHAT = {
               "пошаговое декодирование с переносом состояния совпадает с декодированием всей цели"),
     "learns": ("with the reference encoder, the decoder learns the synthetic corpus",
                "с эталонным кодировщиком декодер обучается на синтетическом корпусе"),
-    "meta": ("works for inputs on any device (no tensor created on the CPU)",
-             "работает на любом устройстве (никаких тензоров, созданных на CPU)"),
 }
 
 
@@ -248,4 +246,4 @@ def checks_for(task_id: str) -> list[Check]:
             Check("step by step equals teacher forcing", WHAT["steps"], _step_by_step(task)),
             Check("learns the synthetic corpus", WHAT["learns"],
                   lambda student, ctx: learns_synthetic_corpus(student, ctx, task.name, task.lstm)),
-            Check("runs on any device", WHAT["meta"], _meta(task))]
+            Check("runs on any device", DEVICE_WHAT, _meta(task))]

@@ -14,6 +14,8 @@ from .inputs import Case
 
 DEVICE_MISMATCH = re.compile(r"device", re.IGNORECASE)
 
+WHAT = ("works for inputs on any device (no tensor created on the CPU)",
+        "работает на любом устройстве (никаких тензоров, созданных на CPU)")
 UNDECIDED = ("undecided on the meta device (your code needs real values there); not charged",
              "на устройстве meta проверить не удалось (коду нужны настоящие значения); баллы не сняты")
 

@@ -6,7 +6,7 @@ from reference.attention import keep_mask, masked_softmax as reference_softmax
 
 from .compare import check_tensor, tolerance
 from .core import Check, Context, Finding, search
-from .devices import on_meta
+from .devices import WHAT as DEVICE_WHAT, on_meta
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, score_cases, values
 
@@ -175,6 +175,5 @@ CHECKS = [
            "длины больше числа ключей K оставляют все ключи"), _matches(None, above_k=True)),
     Check("finite row for valid length 0", ("a row with valid length 0 comes out finite",
            "строка с допустимой длиной 0 остаётся конечной"), _finite_when_empty),
-    Check("runs on any device", ("works for inputs on any device (no tensor created on the CPU)",
-           "работает на любом устройстве (никаких тензоров, созданных на CPU)"), _on_meta),
+    Check("runs on any device", DEVICE_WHAT, _on_meta),
 ]
