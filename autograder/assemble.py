@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from nbgrader.utils import compute_checksum
 
 MAGIC = re.compile(r"^\s*[%!]")
 
@@ -73,7 +74,7 @@ def assemble(submission, source, tasks: list[str]) -> Program:
         origin = source_cells.get(gid)
         if origin is not None:
             seen[gid] = number
-            _compare_metadata(meta, _nbgrader(origin), gid, program)
+            _compare_cells(cell, origin, gid, program)
         if cell.cell_type != "code" and (origin is None or origin.cell_type != "code"):
             continue
         if origin is None:
@@ -85,6 +86,16 @@ def assemble(submission, source, tasks: list[str]) -> Program:
             program.cells.append((gid, origin.source))  # locked: the TA's version, always
     _restore_deleted(source_cells, order, seen, tasks, program)
     return program
+
+
+def _compare_cells(cell, origin, gid: str, program: Program) -> None:
+    """Report what the student changed in a cell the grader takes from the source anyway."""
+    meta = _nbgrader(cell)
+    _compare_metadata(meta, _nbgrader(origin), gid, program)
+    locked = _nbgrader(origin).get("locked") and not _nbgrader(origin).get("solution")
+    if locked and meta.get("checksum") != compute_checksum(cell):  # nbgrader's own checksum
+        program.warnings.append(issue("locked_cell_edited", f"cell {gid!r} is read-only and was edited "
+                                      f"(its checksum does not match); the source's version is used"))
 
 
 def _compare_metadata(meta: dict, origin: dict, gid: str, program: Program) -> None:

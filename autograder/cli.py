@@ -1,5 +1,6 @@
 """``autograder grade PATH... --assignment NAME --output DIR`` (SPEC §3): a thin verb over
 ``pipeline``. Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 grader failure."""
+import contextlib
 import os
 import sys
 import time
@@ -8,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 app = typer.Typer(add_completion=False, help="Autograder for the D2L attention unit.")
@@ -51,25 +53,32 @@ def grade(
         raise typer.Exit(2) from None
     started = time.monotonic()
     try:
-        results = run_batch(batch, submissions, jobs or os.cpu_count() or 1, _progress(len(submissions)))
+        with _progress(len(submissions)) as on_done:
+            results = run_batch(batch, submissions, jobs or os.cpu_count() or 1, on_done)
     except Exception as error:
         console.print(f"[red]grader failure:[/red] {type(error).__name__}: {error}", highlight=False)
         raise typer.Exit(1) from None
     _summary(results, list(spec.tasks), time.monotonic() - started)
 
 
+@contextlib.contextmanager
 def _progress(total: int):
-    done = [0]
-    started = time.monotonic()
+    """A rich progress bar with ETA on a terminal; plain lines otherwise (CI, logs)."""
+    if console.is_terminal:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), console=console) as bar:
+            task = bar.add_task("grading", total=total)
+            yield lambda result, cached: bar.update(task, advance=1, description=result["student_id"])
+        return
+    done, started = [0], time.monotonic()
 
     def on_done(result: dict, cached: bool) -> None:
         done[0] += 1
-        elapsed = time.monotonic() - started
-        eta = elapsed / done[0] * (total - done[0])
+        eta = (time.monotonic() - started) / done[0] * (total - done[0])
         note = " (unchanged, reused)" if cached else ""
         console.print(f"[{done[0]}/{total}] {result['student_id']}: {result['score']:g}/{result['max_score']:g}"
                       f"{note}  eta {eta:.0f} s", highlight=False)
-    return on_done
+    yield on_done
 
 
 def _summary(results: list[dict], task_ids: list[str], seconds: float) -> None:

@@ -97,7 +97,7 @@ def load_config(path: Path | None = None) -> GraderConfig:
         config = GraderConfig.model_validate(raw or {})
     except ValidationError as error:
         raise ConfigError("\n".join(f"{path.name}: {_describe(e)}" for e in error.errors())) from None
-    problems = _check_names(config)
+    problems = _check_names(config) + _check_notebook_points(config)
     if problems:
         raise ConfigError("\n".join(f"{path.name}: {p}" for p in problems))
     return config
@@ -119,4 +119,28 @@ def _check_names(config: GraderConfig) -> list[str]:
                          for check in task if check not in known]
             problems += [f"{where}: missing check {check!r} (give it points, 0 to switch it off)"
                          for check in known if check not in task]
+    return problems
+
+
+def _check_notebook_points(config: GraderConfig) -> list[str]:
+    """Each task's points must be those of its cell in the source notebook (the one source of
+    truth for nbgrader's gradebook): the test cell ``<task>_tests``, or the manual cell."""
+    import nbformat
+    problems = []
+    for name, assignment in config.assignments.items():
+        path = REPO_ROOT / "assignments" / name / assignment.notebook
+        try:
+            cells = nbformat.read(path, as_version=4).cells
+        except (OSError, ValueError) as error:
+            problems.append(f"assignments.{name}.notebook: cannot read {path} ({error})")
+            continue
+        points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"].get("points")
+                  for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")}
+        for task_id in assignment.tasks:
+            cell_id = task_id if isinstance(assignment.tasks[task_id], ManualTask) else f"{task_id}_tests"
+            if points.get(cell_id) is None:
+                problems.append(f"assignments.{name}.tasks.{task_id}: the notebook has no graded cell {cell_id!r}")
+            elif abs(points[cell_id] - assignment.points(task_id)) > 1e-9:
+                problems.append(f"assignments.{name}.tasks.{task_id}: points add up to {assignment.points(task_id):g} "
+                                f"but the notebook's cell {cell_id!r} gives {points[cell_id]:g}; make them agree")
     return problems

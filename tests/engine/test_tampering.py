@@ -171,9 +171,10 @@ def test_other_students_are_unaffected(graded):
 
 def test_tampering_is_reported(graded):
     codes = {c: {w["code"] for w in json.loads((graded / f"{c}.json").read_text())["warnings"]}
-             for c in ("tests_emptied_points_raised", "grade_ids_swapped")}
+             for c in ("tests_emptied_points_raised", "grade_ids_swapped", "locked_cell_patched")}
     assert "points_changed" in codes["tests_emptied_points_raised"]
     assert "cell_type_changed" in codes["grade_ids_swapped"]
+    assert "locked_cell_edited" in codes["locked_cell_patched"]
 
 
 def test_killed_batch_resumes_to_the_same_results(tmp_path):
