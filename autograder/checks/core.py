@@ -133,7 +133,7 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
             raise raised(error, case.code()) from None
 
     property_ = settings(
-        database=None, deadline=None, derandomize=False, print_blob=False,
+        database=None, deadline=None, derandomize=True, print_blob=False,
         max_examples=max_examples or ctx.max_examples, verbosity=Verbosity.quiet,
         phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
         suppress_health_check=list(HealthCheck))(given(strategy)(attempt))
