@@ -16,6 +16,17 @@ DEVICE_MISMATCH = re.compile(r"device", re.IGNORECASE)
 
 WHAT = ("works for inputs on any device (no tensor created on the CPU)",
         "работает на любом устройстве (никаких тензоров, созданных на CPU)")
+# On meta, "Cannot copy out of meta tensor" comes from reading values out (.tolist(),
+# .cpu(): fine on a GPU) or from writing into a tensor made on the CPU (a buffer created
+# without device=: wrong on a GPU). The student's failing line tells which.
+COPY_OUT = "Cannot copy out of meta tensor"
+READS_VALUES = re.compile(r"\.(tolist|cpu|numpy|item)\(|\b(int|float|bool|list)\(")
+
+
+def _copies_into_cpu_tensor(error: StudentError) -> bool:
+    return COPY_OUT in error.message and error.where is not None and not READS_VALUES.search(error.where)
+
+
 UNDECIDED = ("undecided on the meta device (your code needs real values there); not charged",
              "на устройстве meta проверить не удалось (коду нужны настоящие значения); баллы не сняты")
 
@@ -30,7 +41,7 @@ def on_meta(call: Callable[[Case], object], case: Case, expected_shape: tuple) -
     try:
         got = call(meta_case)
     except StudentError as error:
-        if not DEVICE_MISMATCH.search(error.message):
+        if not (DEVICE_MISMATCH.search(error.message) or _copies_into_cpu_tensor(error)):
             raise Undecided(UNDECIDED) from None
         where = f" ({error.where})" if error.where else ""
         raise Finding((

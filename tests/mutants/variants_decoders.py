@@ -278,9 +278,6 @@ BUGS = [
 ]
 
 # Where the checks misjudge a mutant today (strict xfail in test_decoders.py).
-MISSES = {    "seq2seq_attention_decoder-logits_buffer_on_the_cpu": (
-        "full points on a CPU runner: on meta, writing into the CPU buffer raises NotImplementedError "
-        "'Cannot copy out of meta tensor; no data!', which has no 'device' in it, so the meta check is "
-        "undecided (SPEC §3: a tensor made without device= must be caught on a CPU-only runner too)"),
+MISSES = {
 }
 MUTANTS = [replace(m, grader_misses=MISSES.get(m.id)) for m in CORRECT + BUGS]
