@@ -221,7 +221,9 @@ def run_batch(batch: Batch, submissions: list[Submission], jobs: int, on_done=No
     """Grade every submission with ``jobs`` processes, each with its own sandbox slot.
 
     Processes, not threads: the checks keep global state (hypothesis, torch's RNG), and
-    each process has its own. Started with spawn, so no CUDA or thread pool is forked.
+    each process has its own. On the CPU they are forked from this process, which has
+    imported everything and runs torch with one thread; with CUDA they are spawned, since a
+    CUDA context does not survive a fork.
     """
     for leftover in [*batch.output.glob(".*.tmp"), *(batch.output / "feedback").glob(".*.tmp")]:
         leftover.unlink()  # a write cut short by a killed run
@@ -232,7 +234,7 @@ def run_batch(batch: Batch, submissions: list[Submission], jobs: int, on_done=No
         if cached and on_done:
             on_done(cached, True)
     if pending:
-        context = multiprocessing.get_context("spawn")
+        context = multiprocessing.get_context("fork" if batch.device == "cpu" else "spawn")
         with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
                                  initializer=_start_slot, initargs=(batch, context.Value("i", 0))) as pool:
             for future in as_completed([pool.submit(_grade_in_slot, s) for s in pending]):

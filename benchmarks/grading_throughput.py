@@ -74,23 +74,28 @@ def main() -> None:
     (root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(repo=str(REPO), root=str(root)))
     shutil.copytree(REPO / "assignments", root / "source")
     students = lay_out(root, args.count)
-    ours, theirs, differ = 0.0, 0.0, []
+    ours, theirs, differ = {}, {}, []
     for assignment, names in students.items():
-        ours += run([sys.executable, "-m", "autograder.cli", "grade", str(root / "submitted"), "--assignment",
+        ours[assignment] = run([sys.executable, "-m", "autograder.cli", "grade", str(root / "submitted"), "--assignment",
                      assignment, "--output", str(root / "results" / assignment), "--jobs", str(args.jobs),
                      "--force"], root)
         run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"], root)
-        theirs += run([sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"], root)
+        theirs[assignment] = run([sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"], root)
         reference = nbgrader_scores(root, assignment, names)
         for student in names:
             result = json.loads((root / "results" / assignment / f"{student}.json").read_text())
             for task in result["tasks"]:
                 if task["score"] is not None and abs(task["score"] - (reference.get((student, task["id"])) or 0)) > 1e-9:
                     differ.append((student, task["id"], task["score"], reference.get((student, task["id"]))))
-    n = args.count
-    print(f"{n} submissions, autograder --jobs {args.jobs}: {ours / n:.3f} s per submission")
-    print(f"{n} submissions, nbgrader autograde (serial): {theirs / n:.3f} s per submission")
-    print(f"ratio nbgrader / autograder: {theirs / ours:.1f}x")
+    for assignment, names in students.items():
+        n = len(names)
+        print(f"{assignment}: {n} submissions, autograder --jobs {args.jobs} {ours[assignment] / n:.3f} s, "
+              f"nbgrader {theirs[assignment] / n:.3f} s per submission, "
+              f"ratio {theirs[assignment] / ours[assignment]:.1f}x")
+    n, total_ours, total_theirs = args.count, sum(ours.values()), sum(theirs.values())
+    print(f"{n} submissions, autograder --jobs {args.jobs}: {total_ours / n:.3f} s per submission")
+    print(f"{n} submissions, nbgrader autograde (serial): {total_theirs / n:.3f} s per submission")
+    print(f"ratio nbgrader / autograder: {total_theirs / total_ours:.1f}x")
     print(f"task scores that differ between the two paths: {len(differ)}")
     for row in differ:
         print("  ", *row)

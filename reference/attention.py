@@ -47,7 +47,8 @@ class DotProductAttention(nn.Module):
     def forward(self, queries: Tensor, keys: Tensor, values: Tensor,
                 valid_lens: Tensor | None = None) -> Tensor:
         d = queries.shape[-1]
-        scores = queries @ keys.transpose(1, 2) / math.sqrt(d)  # (B, Q, D) @ (B, D, K) -> (B, Q, K)
+        scaled = queries / math.sqrt(d)  # (B, Q, D): scaling before the product touches D, not K, values
+        scores = scaled @ keys.transpose(1, 2)  # (B, Q, D) @ (B, D, K) -> (B, Q, K)
         self.attention_weights = masked_softmax(scores, valid_lens)  # (B, Q, K)
         return self.dropout(self.attention_weights) @ values  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
 
