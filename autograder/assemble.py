@@ -61,9 +61,8 @@ def assemble(submission, source, tasks: list[str]) -> Program:
     source_cells = {_nbgrader(c).get("grade_id"): c for c in source.cells if _nbgrader(c).get("grade_id")}
     order = {gid: i for i, gid in enumerate(source_cells)}
     seen: dict[str, int] = {}
-    placed: list[tuple[int, tuple[str, str]]] = []  # (source position, cell) for locked cells
     for number, cell in enumerate(submission.cells):
-        meta, gid = _nbgrader(cell), _nbgrader(cell).get("grade_id")
+        gid = _nbgrader(cell).get("grade_id")
         if gid in seen:
             program.warnings.append(issue("duplicate_cell", f"grade id {gid!r} appears again (cell {number}); "
                                           f"only the first is used", gid if gid in tasks else None))

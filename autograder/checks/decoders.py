@@ -145,7 +145,7 @@ def _state_shapes(task: DecoderTask):
         def test(case: Case):
             enc_outputs, _, module = setup(student, task, case)
             src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
-            B, T, S = src.shape[0], src.shape[1], tgt.shape[1]
+            B, S = src.shape[0], tgt.shape[1]
             V, _, H, L = _sizes(case)
             state = module.method("init_state", enc_outputs, lens)
             what = ("init_state(enc_outputs, enc_valid_lens)", "init_state(enc_outputs, enc_valid_lens)")

@@ -1,6 +1,5 @@
 """Checks for ``masked_softmax(X, valid_lens)`` (SPEC §2)."""
 import torch
-from hypothesis import strategies as st
 
 from reference.attention import keep_mask, masked_softmax as reference_softmax
 

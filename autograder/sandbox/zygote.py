@@ -74,7 +74,7 @@ def _first_uses(torch) -> None:
     for device in ("cpu", "meta"):
         t = x.to(device)
         (t.masked_fill(t > 0, -1.0).softmax(-1) @ t.transpose(1, 2)).double().softmax(1)
-        torch.arange(4, device=device)[None, None, :] < torch.ones(2, 1, 1, device=device)
+        _ = torch.arange(4, device=device)[None, None, :] < torch.ones(2, 1, 1, device=device)
         for module in (lazy, gru, lstm, nn.Dropout(0.5)):
             module.to(device)(t)
         nn.Embedding(5, 2).to(device)(torch.zeros(2, dtype=torch.long, device=device))

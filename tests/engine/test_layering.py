@@ -1,0 +1,33 @@
+"""One-way imports (STYLE §1): the sandbox never sees a check or the reference; report is text."""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "autograder"
+
+
+def imports(path: Path) -> set[str]:
+    """Absolute names a module imports (relative imports resolved inside autograder)."""
+    names = set()
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(part for part in (base, node.module or "") if part)
+            names |= {module} | {f"{module}.{alias.name}" for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "sandbox").glob("*.py")), ids=lambda p: p.name)
+def test_sandbox_imports_no_check_and_no_reference(path):
+    """Could the worker's code pull a check or the reference into the student's process?"""
+    bad = {name for name in imports(path)
+           if name.startswith(("reference", "autograder.checks", "autograder.grading", "autograder.config"))}
+    assert bad == set()
+
+
+def test_report_imports_no_torch():
+    assert not {name for name in imports(PACKAGE / "report.py") if name.startswith("torch")}
