@@ -227,7 +227,7 @@ def run_batch(batch: Batch, submissions: list[Submission], jobs: int, on_done=No
     """
     for leftover in [*batch.output.glob(".*.tmp"), *(batch.output / "feedback").glob(".*.tmp")]:
         leftover.unlink()  # a write cut short by a killed run
-    results, pending = [], []
+    results, pending, failures = [], [], []
     for submission in submissions:
         cached = batch.cached(submission)
         (results.append(cached) if cached else pending.append(submission))
@@ -237,12 +237,26 @@ def run_batch(batch: Batch, submissions: list[Submission], jobs: int, on_done=No
         context = multiprocessing.get_context("fork" if batch.device == "cpu" else "spawn")
         with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
                                  initializer=_start_slot, initargs=(batch, context.Value("i", 0))) as pool:
-            for future in as_completed([pool.submit(_grade_in_slot, s) for s in pending]):
-                results.append(future.result())
+            futures = {pool.submit(_grade_in_slot, s): s for s in pending}
+            for future in as_completed(futures):
+                try:
+                    results.append(future.result())
+                except Exception as error:  # the grader's own failure: the rest of the batch goes on
+                    failures.append(f"{futures[future].student_id}: {type(error).__name__}: {error}")
+                    continue
                 if on_done:
                     on_done(results[-1], False)
     write_atomically(batch.output / "grades.csv", grades_csv(_all_results(batch), list(batch.spec.tasks)))
+    if failures:  # not saved, so a rerun grades them again
+        raise GraderFailure(failures)
     return results
+
+
+class GraderFailure(Exception):
+    """The grader itself failed on some submissions (exit status 1); the others are written."""
+
+    def __init__(self, failures: list[str]):
+        super().__init__(f"{len(failures)} submission(s) not graded: " + "; ".join(failures))
 
 
 def _all_results(batch: Batch) -> list[dict]:
