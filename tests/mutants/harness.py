@@ -112,10 +112,12 @@ OUTCOMES: dict[str, dict] = {}  # mutant id -> {"full": bool, "caught": bool, "n
 
 
 def cases(mutants: list[Mutant], correct: bool) -> list:
-    """pytest params for the right (or the buggy) mutants; a known miss is a strict xfail."""
-    return [pytest.param(m, id=m.id, marks=[pytest.mark.xfail(strict=True, reason=m.grader_misses)]
-                         if m.grader_misses else [])
-            for m in mutants if m.correct == correct]
+    """pytest params for the right (or the buggy) mutants; a known miss is a strict xfail,
+    and a decoder mutant is slow (it is trained for the training check)."""
+    def marks(m: Mutant) -> list:
+        return ([pytest.mark.xfail(strict=True, reason=m.grader_misses)] if m.grader_misses else []) + (
+            [pytest.mark.slow] if "decoder" in m.task_id else [])
+    return [pytest.param(m, id=m.id, marks=marks(m)) for m in mutants if m.correct == correct]
 
 
 def check_correct(mutant: Mutant) -> None:

@@ -562,7 +562,7 @@ BIL_BUGS = [
         correct=False, must_fail=DEVICES),
 ]
 
-# Where the checks misjudge a mutant today (strict xfail in test_attention.py).
+# Where the checks misjudge a mutant today (strict xfail in test_mutants.py).
 LE = ("the shrunk example (one query, two keys, valid_lens=[1]) is explained by several catalogue "
       "mistakes; the diagnosis names the first that matches, `<=` instead of `<`, not "
       "'valid_lens is ignored'")

@@ -277,7 +277,7 @@ BUGS = [
 '''), correct=False, must_fail=("runs on any device",)),
 ]
 
-# Where the checks misjudge a mutant today (strict xfail in test_decoders.py).
+# Where the checks misjudge a mutant today (strict xfail in test_mutants.py).
 MISSES = {
 }
 MUTANTS = [replace(m, grader_misses=MISSES.get(m.id)) for m in CORRECT + BUGS]

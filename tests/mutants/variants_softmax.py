@@ -181,7 +181,7 @@ def masked_softmax(X, valid_lens):
 ''', correct=False),
 ]
 
-# Where the checks misjudge a mutant today (strict xfail in test_softmax.py).
+# Where the checks misjudge a mutant today (strict xfail in test_mutants.py).
 MISSES = {
 }
 MUTANTS = [replace(m, grader_misses=MISSES.get(m.id)) for m in CORRECT + BUGS]

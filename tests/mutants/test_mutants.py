@@ -1,10 +1,12 @@
-"""Mutation tests for the three Bahdanau decoders: do the checks tell right from wrong?"""
+"""Mutation tests for every task: do the checks tell right from wrong?"""
 import pytest
 
 from .harness import cases, check_bug, check_correct
-from .variants_decoders import MUTANTS
+from .variants_attention import MUTANTS as ATTENTION
+from .variants_decoders import MUTANTS as DECODERS
+from .variants_softmax import MUTANTS as SOFTMAX
 
-pytestmark = pytest.mark.slow  # every decoder mutant is trained for the training check (seconds)
+MUTANTS = SOFTMAX + ATTENTION + DECODERS
 
 
 @pytest.mark.parametrize("mutant", cases(MUTANTS, correct=True))
