@@ -33,8 +33,9 @@ def _nbgrader(cell) -> dict:
 def read_notebook(path: Path, program: Program):
     """The notebook as nbformat v4, or None with the reason in ``program.errors``."""
     try:
-        version = nbformat.reads(path.read_text(encoding="utf-8"), as_version=nbformat.NO_CONVERT).get("nbformat")
-        notebook = nbformat.read(path, as_version=4)
+        as_written = nbformat.reads(path.read_text(encoding="utf-8"), as_version=nbformat.NO_CONVERT)
+        version = as_written.get("nbformat")
+        notebook = nbformat.convert(as_written, 4)  # what nbformat.read(as_version=4) does, without reading twice
     except (OSError, UnicodeDecodeError) as error:
         program.errors.append(issue("unreadable", f"{path.name}: cannot read the file ({error})"))
         return None

@@ -8,12 +8,10 @@ import io
 LABELS = {
     "en": {"checked": "checked", "input": "smallest failing input", "expected": "expected",
            "got": "got", "where": "where", "mistake": "likely mistake",
-           "public": "All public checks passed; hidden checks run after submission.",
            "title": "Feedback", "score": "score", "warnings": "Warnings", "errors": "Errors",
            "manual": "graded by your TA", "seed": "hypothesis seed"},
     "ru": {"checked": "проверялось", "input": "наименьший входной пример", "expected": "ожидалось",
            "got": "получено", "where": "где", "mistake": "вероятная ошибка",
-           "public": "Все открытые проверки пройдены; скрытые проверки выполняются после сдачи.",
            "title": "Отзыв", "score": "баллы", "warnings": "Предупреждения", "errors": "Ошибки",
            "manual": "оценивает преподаватель", "seed": "seed hypothesis"},
 }

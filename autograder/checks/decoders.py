@@ -85,11 +85,12 @@ def setup(student, task: DecoderTask, case: Case, device: str = "cpu"):
     return enc_outputs, reference, module
 
 
-def _to(value, device):
+def _map_tensors(value, fn):
+    """``fn`` applied to every tensor in a (nested) tuple or list, such as a decoder's state."""
     if isinstance(value, Tensor):
-        return value.to(device)
+        return fn(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to(v, device) for v in value)
+        return type(value)(_map_tensors(v, fn) for v in value)
     return value
 
 
@@ -100,15 +101,7 @@ def _expected(task: DecoderTask, reference, case: Case, enc_outputs, cls=None):
         model.__class__ = cls
     lens = case.tensors["enc_valid_lens"]
     with torch.no_grad():
-        return model(case.tensors["tgt"], model.init_state(_to_double(enc_outputs), lens))[0]
-
-
-def _to_double(value):
-    if isinstance(value, Tensor):
-        return value.double()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_double(v) for v in value)
-    return value
+        return model(case.tensors["tgt"], model.init_state(_map_tensors(enc_outputs, Tensor.double), lens))[0]
 
 
 def _matches(task: DecoderTask):
@@ -116,7 +109,7 @@ def _matches(task: DecoderTask):
         def test(case: Case):
             enc_outputs, reference, module = setup(student, task, case, ctx.device)
             lens = case.tensors["enc_valid_lens"].to(ctx.device)
-            state = module.method("init_state", _to(enc_outputs, ctx.device), lens)
+            state = module.method("init_state", _map_tensors(enc_outputs, lambda t: t.to(ctx.device)), lens)
             got = _first(module(case.tensors["tgt"].to(ctx.device), state), case)
             expected = _expected(task, reference, case, enc_outputs)
             with torch.no_grad():
@@ -218,7 +211,7 @@ def _meta(task: DecoderTask):
         def call(c: Case):
             device = c.tensors["tgt"].device.type
             module.to(device=device)
-            state = module.method("init_state", _to(enc_outputs, device), c.tensors["enc_valid_lens"])
+            state = module.method("init_state", _map_tensors(enc_outputs, lambda t: t.to(device)), c.tensors["enc_valid_lens"])
             return _first(module(c.tensors["tgt"], state), c)
         on_meta(call, case, (2, 2, 4))
     return run
