@@ -86,7 +86,7 @@ def test_hidden_test_cells_call_the_grader(assignment):
             continue
         task = gid.removesuffix("_tests")
         body = cell.source.split("### BEGIN HIDDEN TESTS\n", 1)[1]
-        assert body == f'from autograder.notebook import grade\ngrade("{task}", globals())\n### END HIDDEN TESTS'
+        assert body == f'from autograder.in_kernel import grade\ngrade("{task}", globals())\n### END HIDDEN TESTS'
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -1,0 +1,60 @@
+"""The course's files, joined in one place (as nbgrader's ``CourseDirectory`` does).
+
+Every path the grader, the release and the nbgrader path read is named here:
+
+- ``assignments/<a>/<notebook>``: the TA's source notebook (solutions, hidden tests, points);
+- ``assignments/<a>/d2l_attention/``: the course library that notebook imports, generated
+  from ``reference/`` by ``autograder release``. It lives in the *source* folder so that
+  ``nbgrader generate_assignment`` releases it, plain ``nbgrader autograde`` copies it
+  beside every submission, and the sandbox mounts it (alone) for the worker;
+- ``student_template/``: the released notebooks and helpers;
+- ``reference/book.py``: the chapter's published code, bound while other tasks are checked;
+- ``grader.yml``: the grading configuration (unless ``--config`` names another).
+"""
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+HELPER_PACKAGE = "d2l_attention"
+
+# The public reference modules each assignment's helper package ships. attention_scoring
+# gets only the heatmaps: book.py holds the published answers to its tasks.
+HELPER_MODULES: dict[str, tuple[str, ...]] = {
+    "attention_scoring": ("plots",),
+    "bahdanau": ("book", "seq2seq", "data", "training", "bleu", "plots"),
+}
+
+
+@dataclass(frozen=True)
+class Course:
+    """Where one course's files are; ``root`` is the repository by default."""
+    root: Path = REPO_ROOT
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "grader.yml"
+
+    @property
+    def source_dir(self) -> Path:
+        return self.root / "assignments"
+
+    @property
+    def release_dir(self) -> Path:
+        return self.root / "student_template"
+
+    @property
+    def reference_dir(self) -> Path:
+        return self.root / "reference"
+
+    def source_notebook(self, assignment: str, notebook: str | None = None) -> Path:
+        return self.source_dir / assignment / (notebook or f"{assignment}.ipynb")
+
+    def helper_package(self, assignment: str) -> Path:
+        """The assignment's ``d2l_attention`` folder: the only course files the sandbox mounts."""
+        return self.source_dir / assignment / HELPER_PACKAGE
+
+    def book_source(self) -> str:
+        return (self.reference_dir / "book.py").read_text(encoding="utf-8")
+
+
+COURSE = Course()

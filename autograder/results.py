@@ -1,0 +1,107 @@
+"""The result of grading, as one set of types (SPEC §3's JSON), torch-free.
+
+Grading builds these objects, the pool returns them, the store writes and reads them back
+with validation, and the reports render them by attribute. Everything a person reads is
+kept as a ``Text`` (a catalogue id with parameters, ``autograder.texts``) until it is
+rendered, so the language is chosen once, at rendering; the JSON also carries each text
+rendered in the configured language (the ``message`` fields of SPEC §3).
+"""
+from __future__ import annotations
+
+from typing import Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Param = Union[str, int, float, None, "Text", list["Text"]]
+
+
+class Text(BaseModel):
+    """A catalogue text: ``id`` names it in ``autograder.texts``, ``params`` fill it in.
+    A parameter may itself be a ``Text`` (rendered in the same language)."""
+    model_config = ConfigDict(frozen=True)
+    id: str
+    params: dict[str, Param] = Field(default_factory=dict)
+
+
+def text(text_id: str, **params: Param) -> Text:
+    return Text(id=text_id, params=params)
+
+
+class Heatmap(BaseModel):
+    """Attention weights on a failing example, the student's beside the reference's:
+    one (queries, keys) matrix each, from the example's first batch row."""
+    got: list[list[float]]
+    expected: list[list[float]]
+
+
+class Finding(BaseModel):
+    """Why a check failed, in course terms. Every field but ``problem`` is optional."""
+    problem: Text
+    case_code: str | None = None           # the smallest failing input, as runnable code
+    expected: str | None = None
+    got: str | None = None
+    difference: Text | None = None          # where the largest difference is, and by how much
+    mistake: str | None = None              # id in the mistakes catalogue (checks/mistakes.py)
+    heatmap: Heatmap | None = None
+
+
+class Issue(BaseModel):
+    """A warning or an error of one submission (SPEC §3: code, task, message)."""
+    code: str
+    task: str | None = None
+    message: str = ""                       # ``text`` rendered in the configured language
+    text: Text | None = None
+    detail: str | None = None               # for the TA: a crashed cell's source and traceback
+
+
+class CheckResult(BaseModel):
+    name: str                               # the check's key in grader.yml
+    passed: bool
+    score: float
+    max_score: float
+    message: str = ""                       # the finding (or note) rendered
+    finding: Finding | None = None
+    note: Text | None = None                # passed with a remark
+    seconds: float = 0.0
+
+
+class TaskResult(BaseModel):
+    id: str
+    score: float | None                     # None: a manual task, left for the TA
+    max_score: float
+    checks: list[CheckResult] = Field(default_factory=list)
+    manual: bool = False
+    seconds: float = 0.0
+
+
+class SubmissionResult(BaseModel):
+    student_id: str
+    assignment: str
+    score: float
+    max_score: float
+    tasks: list[TaskResult] = Field(default_factory=list)
+    warnings: list[Issue] = Field(default_factory=list)
+    errors: list[Issue] = Field(default_factory=list)
+    seed: int | None = None
+    fingerprint: str = ""
+    language: str = "en"
+    output: str | None = None               # what the student's code printed (capped)
+    timing: dict[str, float] = Field(default_factory=dict)  # phase -> seconds
+
+    @property
+    def autograded_score(self) -> float:
+        return sum(t.score or 0.0 for t in self.tasks if not t.manual)
+
+    @property
+    def autograded_max(self) -> float:
+        return sum(t.max_score for t in self.tasks if not t.manual)
+
+    @property
+    def manual_max(self) -> float:
+        return sum(t.max_score for t in self.tasks if t.manual)
+
+    def task(self, task_id: str) -> TaskResult | None:
+        return next((t for t in self.tasks if t.id == task_id), None)
+
+
+Text.model_rebuild()

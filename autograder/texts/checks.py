@@ -1,0 +1,4 @@
+"""Texts: checks (see autograder/texts/__init__.py)."""
+
+TEXTS: dict[str, tuple[str, str]] = {
+}

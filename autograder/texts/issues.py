@@ -1,0 +1,4 @@
+"""Texts: issues (see autograder/texts/__init__.py)."""
+
+TEXTS: dict[str, tuple[str, str]] = {
+}
