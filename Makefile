@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo release bench sandbox-deps clean
+.PHONY: test demo release bench sandbox-deps browser-deps clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -16,7 +16,12 @@ $(STAMP): pyproject.toml
 sandbox-deps:
 	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
 
-test: $(STAMP) sandbox-deps
+# Debian's chromium renders the feedback pages in tests/pages (Playwright drives it; its own
+# browser download cannot be fetched here).
+browser-deps:
+	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
+
+test: $(STAMP) sandbox-deps browser-deps
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m pytest -p no:cacheprovider
 
 # Grades the bundled example submissions (correct, untouched, buggy, hostile).
