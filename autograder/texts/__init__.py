@@ -9,7 +9,7 @@ Torch-free: the reports import it.
 import string
 
 from ..results import Text
-from . import checks, feedback, issues, mistakes, pages, terms
+from . import checks, feedback, gradebook, issues, mistakes, pages, terms
 
 LANGUAGES = ("en", "ru")
 
@@ -24,7 +24,7 @@ def _merge(*modules) -> dict[str, tuple[str, str]]:
     return merged
 
 
-CATALOGUE = _merge(checks, feedback, issues, mistakes, pages, terms)
+CATALOGUE = _merge(checks, feedback, gradebook, issues, mistakes, pages, terms)
 
 
 def render(value: "Text | str | None", language: str) -> str:
