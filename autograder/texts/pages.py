@@ -1,4 +1,77 @@
-"""Texts: pages (see autograder/texts/__init__.py)."""
+"""Texts: the labels of the HTML pages (autograder/pages): the student's page and the TA's
+class report. Terms come from ``terms.py`` (as parameters where the grammar allows)."""
 
 TEXTS: dict[str, tuple[str, str]] = {
+    "page.decimal_mark": (".", ","),
+    # The student's page
+    "page.student": ("student", "студент"),
+    "page.points": ("points", "баллы"),
+    "page.manual_short": ("graded by hand", "оценивается вручную"),
+    "page.manual": ("A written answer: your {ta} grades it by hand (up to {max} points).",
+                    "Письменный ответ: его оценит {ta} вручную (максимум — {max})."),
+    "page.same_problem": ("The same problem in each of these checks:",
+                          "Одна и та же проблема в каждой из этих проверок:"),
+    "page.heatmap.yours": ("your {weights}", "ваши {weights}"),
+    "page.heatmap.reference": ("reference {weights}", "эталонные {weights}"),
+    "page.heatmap.alt": ("Heatmaps of {weights}: yours on the left, the reference's on the right",
+                         "Тепловые карты: {weights} — слева ваши, справа эталонные"),
+    "page.heatmap.caption": ("Left: your attention weights on the smallest failing input above "
+                             "(the first example of its batch); right: the reference solution's. "
+                             "Rows are queries, columns are keys; one colour scale for both.",
+                             "Слева — ваши веса внимания на наименьшем примере выше (первый пример "
+                             "батча), справа — веса эталонного решения. Строки — запросы, столбцы — "
+                             "ключи; шкала цвета общая."),
+    "page.heatmap.no_mistake": ("No known mistake explains these weights.",
+                                "Ни одна из известных ошибок не объясняет эти веса."),
+    # The TA's class report
+    "page.report.title": ("Class report: {assignment}", "Сводка по группе: {assignment}"),
+    "page.report.empty": ("No submissions were graded.", "Ни одна работа не проверена."),
+    "page.report.summary": ("{count} submissions. Autograded points: mean {mean}, median {median} "
+                            "of {max}; full marks: {full}; zero: {zero}.",
+                            "Работ: {count}. Баллы автоматической проверки: среднее {mean}, "
+                            "медиана {median} из {max}; полный балл: {full}; ноль: {zero}."),
+    "page.report.manual_pending": ("Written answers ({tasks}; up to {max} points) are graded by hand "
+                                   "and are not counted here.",
+                                   "Письменные ответы ({tasks}; максимум — {max}) оцениваются "
+                                   "вручную и здесь не учтены."),
+    "page.report.distribution": ("Score distribution", "Распределение баллов"),
+    "page.report.hist_x": ("autograded score (of {max})", "баллы автоматической проверки (из {max})"),
+    "page.report.hist_y": ("students", "число студентов"),
+    "page.report.mean": ("mean {mean}", "среднее {mean}"),
+    "page.report.tasks": ("Tasks", "Задачи"),
+    "page.report.pass_rate_explained": (
+        "A pass rate is the share of all {count} submissions that passed a check (for a task: that "
+        "got all its points); a submission in which the check did not run counts as not passed.",
+        "Доля прошедших — доля всех работ ({count}), прошедших проверку (для задачи — набравших "
+        "все её баллы); работа, в которой проверка не выполнялась, считается не прошедшей."),
+    "page.report.full_marks": ("full marks", "полный балл"),
+    "page.report.mean_score": ("mean score", "средний балл"),
+    "page.report.checks": ("Checks", "Проверки"),
+    "page.report.mistakes": ("Mistakes the class made", "Ошибки группы"),
+    "page.report.mistakes_explained": (
+        "Each known mistake that explained a student's failing output, by how many students made "
+        "it (a student counts once, however many checks named it).",
+        "Известные ошибки, объяснившие неверный результат, по числу студентов, которые их "
+        "допустили (студент считается один раз, сколько бы проверок ни назвали ошибку)."),
+    "page.report.mistake": ("mistake", "ошибка"),
+    "page.report.count": ("students", "студентов"),
+    "page.report.students": ("who", "кто"),
+    "page.report.named_in": ("named in", "где названа"),
+    "page.report.no_mistakes": ("No known mistake was named.", "Ни одна известная ошибка не встретилась."),
+    "page.report.undiagnosed": ("Failed checks that no known mistake explains: {count}.",
+                                "Непройденных проверок, которые не объясняет ни одна известная "
+                                "ошибка: {count}."),
+    "page.report.errors": ("Submissions with errors", "Работы с ошибками"),
+    "page.report.no_errors": ("No submission had an error.", "Ни в одной работе нет ошибок."),
+    "page.report.detail": ("the cell's source and traceback", "код ячейки и трассировка"),
+    "page.report.warning": ("warning", "предупреждение"),
+    "page.report.timing": ("Time per student", "Время проверки каждой работы"),
+    "page.report.timing_explained": ("Wall-clock seconds per submission, slowest first.",
+                                     "Секунды на работу (по часам), сначала самые долгие."),
+    "page.report.total_s": ("total, s", "всего, с"),
+    "page.report.phases_s": ("phases, s", "этапы, с"),
+    "page.report.slowest": ("Slowest checks", "Самые долгие проверки"),
+    "page.report.mean_s": ("mean, s", "среднее, с"),
+    "page.report.max_s": ("max, s", "максимум, с"),
+    "page.report.slowest_for": ("slowest for", "дольше всего у"),
 }

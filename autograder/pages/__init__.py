@@ -1,0 +1,14 @@
+"""Pages people look at: the student's HTML feedback and the TA's class report.
+
+Torch-free (a test imports this package and finds no torch): everything here renders the
+result model (``autograder.results``) with the text catalogue (``autograder.texts``) and
+draws with matplotlib.
+
+- ``write_student_page(result, path, language)``: ``DIR/feedback/<student_id>.html``;
+- ``write_class_report(results, folder, language, task_checks)``: ``DIR/report.html`` and
+  ``DIR/report.md``.
+"""
+from .class_report import write_class_report
+from .student import write_student_page
+
+__all__ = ["write_class_report", "write_student_page"]

@@ -1,0 +1,140 @@
+"""The TA's class report: ``DIR/report.html`` and ``DIR/report.md``.
+
+What a lecturer reads before the next lecture: how the scores spread, which tasks and checks
+the class passed, which known mistakes it made and who made them, whose submission had
+errors (with the crashed cell's source and traceback), and where the grading time went.
+The numbers come from ``class_stats``; this module only lays them out.
+"""
+from pathlib import Path
+
+from .. import texts
+from ..results import SubmissionResult, text
+from . import class_markdown, figures
+from .class_markdown import phases_text, summary_texts
+from .class_stats import ClassStats, Rate, summarise
+from .markup import bar, code_block, document, esc, image, number, say, table, write_atomically
+from .student import check_title, issue_line, mistake_name
+
+
+def write_class_report(results: list[SubmissionResult], folder: Path, language: str,
+                       task_checks: dict[str, list[str]]) -> tuple[Path, Path]:
+    """Write ``folder/report.html`` and ``folder/report.md`` for the batch's ``results``;
+    ``task_checks`` is grader.yml's tasks with their check names, in order (manual: [])."""
+    stats = summarise(results, task_checks)
+    html_path, markdown_path = folder / "report.html", folder / "report.md"
+    write_atomically(html_path, report_html(stats, language))
+    write_atomically(markdown_path, class_markdown.report_markdown(stats, language))
+    return html_path, markdown_path
+
+
+def report_html(stats: ClassStats, language: str) -> str:
+    title = texts.render(text("page.report.title", assignment=stats.assignment), language)
+    if not stats.students:
+        return document(title, f"<h1>{esc(title)}</h1><p>{say(text('page.report.empty'), language)}</p>",
+                        language)
+    parts = [f"<h1>{esc(title)}</h1>", _scores(stats, language), _tasks(stats, language),
+             _checks(stats, language), _mistakes(stats, language), _errors(stats, language),
+             _warnings(stats, language), _timing(stats, language), _slow_checks(stats, language)]
+    return document(title, "".join(parts), language)
+
+
+def _h2(label: str, language: str) -> str:
+    return f"<h2>{say(text(label), language)}</h2>"
+
+
+def _share(rate: Rate, language: str) -> str:
+    percent = number(round(100 * rate.share), language)
+    return f"{rate.passed} / {rate.total} ({percent} %){bar(rate.share)}"
+
+
+def _scores(stats: ClassStats, language: str) -> str:
+    labels = (texts.render(text("page.report.hist_x", max=number(stats.autograded_max, language)), language),
+              texts.render(text("page.report.hist_y"), language))
+    mean = texts.render(text("page.report.mean", mean=number(stats.mean, language)), language)
+    png = figures.score_histogram(stats.scores, stats.autograded_max, labels, mean)
+    alt = texts.render(text("page.report.distribution"), language)
+    summary = "".join(f"<p>{esc(line)}</p>" for line in summary_texts(stats, language))
+    return f"{summary}{_h2('page.report.distribution', language)}<figure>{image(png, alt)}</figure>"
+
+
+def _tasks(stats: ClassStats, language: str) -> str:
+    rows = [[f"<code>{esc(rate.task)}</code>", _share(rate, language),
+             f"{number(rate.mean_score, language)} / {number(rate.max_score, language)}"]
+            for rate in stats.task_rates]
+    headers = [say(text("term.task"), language), say(text("page.report.full_marks"), language),
+               say(text("page.report.mean_score"), language)]
+    explain = say(text("page.report.pass_rate_explained", count=stats.students), language)
+    return (f"{_h2('page.report.tasks', language)}<p class=\"explain\">{explain}</p>"
+            f"{table(headers, rows)}")
+
+
+def _checks(stats: ClassStats, language: str) -> str:
+    parts = [_h2("page.report.checks", language)]
+    headers = [say(text("term.check"), language), say(text("term.pass_rate"), language)]
+    for task in dict.fromkeys(rate.task for rate in stats.check_rates):
+        rows = [[check_title(rate.check, language), _share(rate, language)]
+                for rate in stats.check_rates if rate.task == task]
+        parts.append(f"<h3><code>{esc(task)}</code></h3>{table(headers, rows)}")
+    return "".join(parts)
+
+
+def _mistakes(stats: ClassStats, language: str) -> str:
+    head = _h2("page.report.mistakes", language)
+    explain = f'<p class="explain">{say(text("page.report.mistakes_explained"), language)}</p>'
+    undiagnosed = f"<p>{say(text('page.report.undiagnosed', count=stats.undiagnosed), language)}</p>"
+    if not stats.mistakes:
+        return f"{head}<p>{say(text('page.report.no_mistakes'), language)}</p>{undiagnosed}"
+    rows = []
+    for entry in stats.mistakes:
+        places = "; ".join(f"<code>{esc(task)}</code>: {check_title(check, language)}"
+                           for task, check in sorted(entry.places))
+        students = ", ".join(f"<code>{esc(s)}</code>" for s in sorted(entry.students))
+        rows.append([f"{mistake_name(entry.mistake, language)}<br><small>{places}</small>",
+                     str(len(entry.students)), students])
+    headers = [say(text("page.report.mistake"), language), say(text("page.report.count"), language),
+               say(text("page.report.students"), language)]
+    return f"{head}{explain}{table(headers, rows, numeric={1})}{undiagnosed}"
+
+
+def _errors(stats: ClassStats, language: str) -> str:
+    head = _h2("page.report.errors", language)
+    if not stats.with_errors:
+        return f"{head}<p>{say(text('page.report.no_errors'), language)}</p>"
+    parts = [head]
+    detail_label = say(text("page.report.detail"), language)
+    for result in stats.with_errors:
+        items = []
+        for issue in result.errors:
+            detail = (f"<details open><summary>{detail_label}</summary>{code_block(issue.detail)}</details>"
+                      if issue.detail else "")
+            items.append(f"<li>{issue_line(issue, language)}{detail}</li>")
+        parts.append(f'<h3><code>{esc(result.student_id)}</code></h3><ul class="issues">{"".join(items)}</ul>')
+    return "".join(parts)
+
+
+def _warnings(stats: ClassStats, language: str) -> str:
+    if not stats.with_warnings:
+        return ""
+    rows = [[f"<code>{esc(result.student_id)}</code>", issue_line(issue, language)]
+            for result in stats.with_warnings for issue in result.warnings]
+    headers = [say(text("page.student"), language), say(text("page.report.warning"), language)]
+    return f"{_h2('feedback.warnings', language)}{table(headers, rows)}"
+
+
+def _timing(stats: ClassStats, language: str) -> str:
+    rows = [[f"<code>{esc(t.student)}</code>", number(t.total, language),
+             esc(phases_text(t.phases, language))] for t in stats.timings]
+    headers = [say(text("page.student"), language), say(text("page.report.total_s"), language),
+               say(text("page.report.phases_s"), language)]
+    explain = say(text("page.report.timing_explained"), language)
+    return (f"{_h2('page.report.timing', language)}<p class=\"explain\">{explain}</p>"
+            f"{table(headers, rows, numeric={1})}")
+
+
+def _slow_checks(stats: ClassStats, language: str) -> str:
+    rows = [[f"<code>{esc(c.task)}</code>: {check_title(c.check, language)}",
+             number(c.mean_s, language), number(c.max_s, language),
+             f"<code>{esc(c.slowest_student)}</code>"] for c in stats.slow_checks]
+    headers = [say(text("term.check"), language), say(text("page.report.mean_s"), language),
+               say(text("page.report.max_s"), language), say(text("page.report.slowest_for"), language)]
+    return f"{_h2('page.report.slowest', language)}{table(headers, rows, numeric={1, 2})}"

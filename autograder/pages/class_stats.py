@@ -1,0 +1,175 @@
+"""What a class's results add up to: the numbers behind the TA's report, as plain data.
+
+Every share is over all the batch's submissions: a submission that could not be read, or in
+which a check did not run, counts as not passing it (nothing is left out of a denominator).
+A mistake counts each student once, however many checks named it for them.
+"""
+from collections import defaultdict
+from dataclasses import dataclass, field
+from statistics import mean, median
+
+from ..results import SubmissionResult
+
+SLOWEST_CHECKS = 10
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How many of ``total`` submissions passed a check (for a task: got all its points)."""
+    task: str
+    check: str | None
+    passed: int
+    total: int
+    mean_score: float | None = None    # a task's mean score, over all submissions
+    max_score: float | None = None
+
+    @property
+    def share(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+
+@dataclass
+class MistakeCount:
+    """A catalogued mistake, who made it and in which checks it was named."""
+    mistake: str
+    students: set[str] = field(default_factory=set)
+    places: set[tuple[str, str]] = field(default_factory=set)   # (task, check)
+
+
+@dataclass(frozen=True)
+class Timing:
+    student: str
+    total: float
+    phases: dict[str, float]
+
+
+@dataclass(frozen=True)
+class SlowCheck:
+    task: str
+    check: str
+    mean_s: float
+    max_s: float
+    slowest_student: str
+
+
+@dataclass
+class ClassStats:
+    assignment: str
+    students: int
+    scores: list[float]                      # autograded score per submission
+    autograded_max: float
+    manual_max: float
+    manual_tasks: list[str]
+    task_rates: list[Rate]
+    check_rates: list[Rate]
+    mistakes: list[MistakeCount]             # most students first
+    undiagnosed: int                         # failed checks that named no mistake
+    with_errors: list[SubmissionResult]
+    with_warnings: list[SubmissionResult]
+    timings: list[Timing]                    # slowest submission first
+    slow_checks: list[SlowCheck]             # slowest check first (by its slowest run)
+
+    @property
+    def mean(self) -> float | None:
+        return mean(self.scores) if self.scores else None
+
+    @property
+    def median(self) -> float | None:
+        return median(self.scores) if self.scores else None
+
+
+def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]) -> ClassStats:
+    """The class's numbers; ``task_checks`` (grader.yml's tasks and check names, in order)
+    lists every check, including ones no submission reached. A task with no checks is manual."""
+    manual = [task for task, checks in task_checks.items() if not checks]
+    auto_max, manual_max = _maxima(results, manual)
+    mistakes, undiagnosed = _mistakes(results)
+    return ClassStats(
+        assignment=results[0].assignment if results else "",
+        students=len(results),
+        scores=[_autograded(r) for r in results],
+        autograded_max=auto_max, manual_max=manual_max, manual_tasks=manual,
+        task_rates=[_task_rate(results, task) for task in task_checks if task not in manual],
+        check_rates=[_check_rate(results, task, check)
+                     for task, checks in task_checks.items() for check in checks],
+        mistakes=mistakes, undiagnosed=undiagnosed,
+        with_errors=sorted((r for r in results if r.errors), key=lambda r: r.student_id),
+        with_warnings=sorted((r for r in results if r.warnings), key=lambda r: r.student_id),
+        timings=sorted((_timing(r) for r in results), key=lambda t: (-t.total, t.student)),
+        slow_checks=_slow_checks(results))
+
+
+def _autograded(result: SubmissionResult) -> float:
+    return result.autograded_score if result.tasks else result.score
+
+
+def _maxima(results: list[SubmissionResult], manual: list[str]) -> tuple[float, float]:
+    """(autograded, manual) maximum, from a submission that was split into tasks."""
+    full = next((r for r in results if r.tasks), None)
+    if full is None:
+        return (results[0].max_score if results else 0.0), 0.0
+    return full.autograded_max, full.manual_max
+
+
+def _task_rate(results: list[SubmissionResult], task_id: str) -> Rate:
+    tasks = [r.task(task_id) for r in results]
+    done = [t for t in tasks if t is not None]
+    maximum = done[0].max_score if done else None
+    passed = sum(1 for t in done if t.score is not None and t.score >= t.max_score)
+    mean_score = sum(t.score or 0.0 for t in done) / len(results) if results else None
+    return Rate(task_id, None, passed, len(results), mean_score, maximum)
+
+
+def _check_rate(results: list[SubmissionResult], task_id: str, check_name: str) -> Rate:
+    passed = 0
+    for result in results:
+        task = result.task(task_id)
+        check = next((c for c in task.checks if c.name == check_name), None) if task else None
+        passed += bool(check and check.passed)
+    return Rate(task_id, check_name, passed, len(results))
+
+
+def _mistakes(results: list[SubmissionResult]) -> tuple[list[MistakeCount], int]:
+    counts: dict[str, MistakeCount] = {}
+    undiagnosed = 0
+    for result in results:
+        for task in result.tasks:
+            for check in task.checks:
+                finding = check.finding
+                if check.passed:
+                    continue
+                if finding is None or finding.mistake is None:
+                    undiagnosed += 1
+                    continue
+                entry = counts.setdefault(finding.mistake, MistakeCount(finding.mistake))
+                entry.students.add(result.student_id)
+                entry.places.add((task.id, check.name))
+    ranked = sorted(counts.values(), key=lambda m: (-len(m.students), m.mistake))
+    return ranked, undiagnosed
+
+
+def _timing(result: SubmissionResult) -> Timing:
+    """A submission's wall time: its ``total`` phase if recorded, else the sum of its phases,
+    else the sum of its checks' times."""
+    phases = dict(result.timing)
+    if "total" in phases:
+        total = phases.pop("total")
+    elif phases:
+        total = sum(phases.values())
+    else:
+        total = sum(c.seconds for t in result.tasks for c in t.checks)
+    return Timing(result.student_id, total, phases)
+
+
+def _slow_checks(results: list[SubmissionResult]) -> list[SlowCheck]:
+    runs: dict[tuple[str, str], list[tuple[float, str]]] = defaultdict(list)
+    for result in results:
+        for task in result.tasks:
+            for check in task.checks:
+                runs[(task.id, check.name)].append((check.seconds, result.student_id))
+    slow = []
+    for (task, check), times in runs.items():
+        longest = max(times, key=lambda run: (run[0], run[1]))
+        slow.append(SlowCheck(task, check, mean(s for s, _ in times), longest[0], longest[1]))
+    slow.sort(key=lambda c: (-c.max_s, c.task, c.check))
+    return slow[:SLOWEST_CHECKS]

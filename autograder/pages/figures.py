@@ -1,0 +1,94 @@
+"""The pages' pictures as PNG bytes: attention heatmaps and the class's score distribution.
+
+matplotlib's object API only (``Figure``, never ``pyplot``): no global state, no display,
+safe in any process. The heatmaps use the book's colour map (d2l's ``show_heatmaps``:
+``cmap='Reds'``), the student's weights and the reference's on one colour scale, so the
+same colour means the same weight in both panels.
+"""
+import io
+import math
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ..results import Heatmap
+
+CMAP = colormaps["Reds"].with_extremes(bad="#9e9e9e")  # NaN / inf weights show grey
+ANNOTATE_MAX_CELLS = 48   # small enough to print every weight in its cell and still read it
+ANNOTATE_MAX_KEYS = 8
+
+
+def _matrix(rows: list[list[float]]) -> np.ndarray | None:
+    """A (queries, keys) float array with non-finite entries as NaN, or None if not a matrix."""
+    if not rows or not rows[0] or any(len(row) != len(rows[0]) for row in rows):
+        return None
+    matrix = np.asarray(rows, dtype=float)  # (Q, K)
+    matrix[~np.isfinite(matrix)] = np.nan
+    return matrix
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
+
+
+def attention_heatmaps(heatmap: Heatmap, titles: tuple[str, str], axis_labels: tuple[str, str],
+                       colour_label: str) -> bytes | None:
+    """The student's (left) and the reference's (right) weights side by side, as a PNG;
+    None when either is not a non-empty rectangular matrix (nothing honest to draw).
+    ``axis_labels`` is (keys, queries): the x axis and the y axis."""
+    matrices = [_matrix(heatmap.got), _matrix(heatmap.expected)]
+    if any(m is None for m in matrices):
+        return None
+    finite = np.concatenate([m[np.isfinite(m)] for m in matrices])
+    low = min(0.0, float(finite.min())) if finite.size else 0.0
+    high = max(float(finite.max()), low + 1e-9) if finite.size else 1.0
+    rows = max(m.shape[0] for m in matrices)
+    figure = Figure(figsize=(7.6, min(6.0, 1.7 + 0.42 * rows)), layout="constrained")
+    axes = figure.subplots(1, 2)
+    for ax, matrix, title in zip(axes, matrices, titles):
+        shown = ax.imshow(matrix, cmap=CMAP, vmin=low, vmax=high, aspect="auto",
+                          interpolation="nearest")
+        ax.set_title(title, fontsize=11)
+        ax.set_xlabel(axis_labels[0])
+        ax.set_ylabel(axis_labels[1])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if matrix.size <= ANNOTATE_MAX_CELLS and matrix.shape[1] <= ANNOTATE_MAX_KEYS:
+            _annotate(ax, matrix, (low + high) / 2)
+    figure.colorbar(shown, ax=list(axes), shrink=0.9, label=colour_label)
+    return _png(figure)
+
+
+def _annotate(ax, matrix: np.ndarray, middle: float) -> None:
+    """Print each weight in its cell (white on dark cells), so small cases can be read exactly."""
+    for (query, key), weight in np.ndenumerate(matrix):
+        label = "nan" if math.isnan(weight) else f"{weight:.2f}"
+        colour = "white" if not math.isnan(weight) and weight > middle else "black"
+        ax.text(key, query, label, ha="center", va="center", fontsize=8, color=colour)
+
+
+def score_histogram(scores: list[float], maximum: float, labels: tuple[str, str],
+                    mean_label: str) -> bytes:
+    """How many students got each autograded score (bins over 0..maximum), with the mean
+    as a dashed line; ``mean_label`` is its legend (the caller writes the number)."""
+    bins = max(1, min(20, math.ceil(maximum / 0.25))) if maximum > 0 else 1
+    edges = np.linspace(0.0, max(maximum, 1e-9), bins + 1)
+    counts, _ = np.histogram(np.clip(scores, 0.0, edges[-1]), bins=edges)
+    figure = Figure(figsize=(7.6, 3.4), layout="constrained")
+    ax = figure.subplots()
+    ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="#2f6db5",
+           edgecolor="white")
+    if scores:
+        mean = float(np.mean(scores))
+        ax.axvline(mean, color="#c0392b", linestyle="--", label=mean_label)
+        ax.legend(loc="upper left", frameon=False)
+    ax.set_xlim(0.0, edges[-1])
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.spines[["top", "right"]].set_visible(False)
+    return _png(figure)

@@ -1,0 +1,137 @@
+"""What every page shares: escaping, the page shell with its CSS, and atomic writing.
+
+Every value that reaches a page goes through ``esc`` (student ids, messages, code: a student
+can put ``<script>`` anywhere). The shell's Content-Security-Policy allows no script and no
+fetch at all, so even a missed escape cannot run or load anything; the CSS keeps every page
+inside a phone's width (code wraps, images and tables scale).
+"""
+import base64
+import html
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import texts
+from ..results import Text
+
+POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+CSS = """
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+ color:#1d1d1f;background:#f6f6f4}
+main{max-width:52rem;margin:0 auto;padding:1rem .9rem 3rem;background:#fff;min-height:100vh}
+h1{font-size:1.45rem;line-height:1.25;margin:.2rem 0 .4rem;overflow-wrap:anywhere}
+h2{font-size:1.2rem;margin:2rem 0 .6rem;padding-bottom:.2rem;border-bottom:2px solid #e4e4e0;
+ overflow-wrap:anywhere}
+h3{font-size:1.02rem;margin:0 0 .4rem;overflow-wrap:anywhere}
+p,li,dd,dt,td,th,figcaption{overflow-wrap:anywhere}
+code,pre{font:.88rem/1.45 "DejaVu Sans Mono",Menlo,Consolas,monospace}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f0;border:1px solid #e2e2dd;
+ border-radius:6px;padding:.5rem .65rem;margin:.25rem 0 .6rem}
+img{max-width:100%;height:auto;display:block}
+figure{margin:.8rem 0 .4rem}
+figcaption{font-size:.92rem;color:#444;margin-top:.3rem}
+.meta{color:#555;margin:0}
+.score{font-size:1.15rem;font-weight:600;margin:.6rem 0;padding:.55rem .75rem;background:#eef4fb;
+ border-left:4px solid #2f6db5;border-radius:4px}
+.pts{font-weight:400;color:#555;white-space:nowrap}
+.check{border:1px solid #e6c9c4;border-left:4px solid #c0392b;border-radius:6px;padding:.6rem .75rem;
+ margin:.7rem 0;background:#fffaf9}
+.problem{font-weight:600;margin:.1rem 0 .5rem}
+dl{margin:0}
+dt{font-weight:600;color:#444;font-size:.92rem;margin-top:.35rem}
+dd{margin:0 0 .2rem}
+.mistake{background:#fff3cd;border-radius:4px;padding:.1rem .35rem}
+ul.passed{list-style:none;padding:0;margin:.4rem 0}
+ul.passed li{padding:.1rem 0;color:#2d5f2e}
+.ok{color:#2d7d32;font-weight:700}
+.bad{color:#c0392b;font-weight:700}
+.note{color:#555;font-size:.92rem}
+.issues li{margin:.3rem 0}
+.explain{color:#444;font-size:.95rem}
+table{width:100%;border-collapse:collapse;table-layout:fixed;margin:.4rem 0 1rem;font-size:.92rem}
+th,td{border-bottom:1px solid #e4e4e0;padding:.3rem .35rem;text-align:left;vertical-align:top}
+th{background:#f3f3f0}
+td.num,th.num{text-align:right;width:5.5rem}
+.bar{display:block;height:.45rem;background:#e4e4e0;border-radius:3px;margin-top:.15rem}
+.bar span{display:block;height:100%;background:#2f6db5;border-radius:3px}
+details{margin:.3rem 0 .8rem}
+summary{cursor:pointer;color:#2f6db5}
+"""
+
+
+def esc(value: object) -> str:
+    """``value`` as HTML text: every ``<``, ``&`` and quote escaped."""
+    return html.escape(str(value), quote=True)
+
+
+def say(value: Text | str | None, language: str) -> str:
+    """A catalogue text rendered and escaped (plain strings are escaped as they are)."""
+    return esc(texts.render(value, language))
+
+
+def number(value: float | None, language: str) -> str:
+    """A score or a time as people write it: no trailing zeros, the language's decimal mark."""
+    if value is None:
+        return "—"
+    shown = f"{round(value, 2):g}"
+    return shown.replace(".", texts.render(Text(id="page.decimal_mark"), language))
+
+
+def catalogued(text_id: str, fallback: str, language: str) -> str:
+    """The catalogue's text for ``text_id``, escaped; an id it does not hold (a result written
+    by an older grader) shows ``fallback`` as code rather than failing the page."""
+    if text_id in texts.CATALOGUE:
+        return say(Text(id=text_id), language)
+    return f"<code>{esc(fallback)}</code>"
+
+
+def code_block(source: str) -> str:
+    return f"<pre><code>{esc(source)}</code></pre>"
+
+
+def image(png: bytes, alt: str) -> str:
+    """An inline PNG (a data: URI: the page stays one file)."""
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" alt="{esc(alt)}">'
+
+
+def table(headers: Iterable[str], rows: Iterable[Iterable[str]], numeric: set[int] = frozenset()) -> str:
+    """A table of already-escaped cells; columns in ``numeric`` are right-aligned."""
+    def cells(tag: str, values: Iterable[str]) -> str:
+        return "".join(f'<{tag} class="num">{v}</{tag}>' if i in numeric else f"<{tag}>{v}</{tag}>"
+                       for i, v in enumerate(values))
+    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
+    return f"<table><thead><tr>{cells('th', headers)}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def bar(share: float) -> str:
+    """A small horizontal bar for a share in [0, 1] (pure CSS, no image)."""
+    return f'<span class="bar"><span style="width:{max(0.0, min(1.0, share)) * 100:.1f}%"></span></span>'
+
+
+def document(title: str, body: str, language: str) -> str:
+    """A whole page: no script, no external resource, readable from 320 px up."""
+    return ("<!DOCTYPE html>\n"
+            f'<html lang="{esc(language)}"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+            f"<body><main>{body}</main></body></html>\n")
+
+
+def write_atomically(path: Path, content: str) -> None:
+    """Write ``content`` so that a reader sees the old file or the new one, never half of one
+    (a batch can be killed at any moment and resumed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(content)
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; a page is for reading
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,97 @@
+"""Results as the grader builds them, for the page tests: real model objects, with the
+catalogue's own text ids, a heatmap computed the way a check records one, and student text
+that tries to break out of the page (markup, backticks, a script)."""
+import numpy as np
+
+from autograder.results import (CheckResult, Finding, Heatmap, Issue, SubmissionResult,
+                                TaskResult, text)
+
+HOSTILE = "<script>document.title='pwned'</script> ``` | **bold** <img src=x onerror=alert(1)>"
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (Q, K)
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def no_sqrt_heatmap(queries: int = 3, keys: int = 5, size: int = 4) -> Heatmap:
+    """Dot-product weights on one example: the reference divides by √d, the student does not."""
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(queries, size)), rng.normal(size=(keys, size))  # (Q, d), (K, d)
+    scores = q @ k.T                                                        # (Q, K)
+    return Heatmap(got=_softmax(scores).tolist(), expected=_softmax(scores / np.sqrt(size)).tolist())
+
+
+def check(name: str, points: float, finding: Finding | None = None, seconds: float = 0.05) -> CheckResult:
+    passed = finding is None
+    return CheckResult(name=name, passed=passed, score=points if passed else 0.0, max_score=points,
+                       finding=finding, seconds=seconds)
+
+
+def dot_product_no_sqrt() -> Finding:
+    return Finding(problem=text("compare.values_differ", what=text("tensor.attention_weights")),
+                   checked=text("what.attention.matches the reference"),
+                   case_code="queries = torch.tensor([[[0.5, -1.0, 2.0, 0.1]]])\nkeys = torch.ones(1, 5, 4)",
+                   expected="[0.31, 0.12, 0.08, 0.27, 0.22]", got="[0.52, 0.03, 0.01, 0.33, 0.11]",
+                   mistake="no_sqrt", heatmap=no_sqrt_heatmap())
+
+
+def not_implemented(case: str = "X = torch.zeros(1, 1, 3)") -> Finding:
+    return Finding(problem=text("check.raised", type="NotImplementedError", message="",
+                                where=text("check.where", where="line 3")), case_code=case)
+
+
+def tasks(student: str, *, sqrt_bug: bool, softmax_untouched: bool, mistake: str = "no_sqrt") -> list[TaskResult]:
+    """attention_scoring's shape: masked_softmax, dot_product_attention and the manual task."""
+    names = ["output shape, dtype and device", "rows sum to one over valid keys",
+             "zero weight beyond valid length", "matches the reference with 1-D valid_lens"]
+    softmax_checks = [check(n, 0.5, not_implemented(f"X = torch.zeros(1, 1, {i + 2})") if softmax_untouched else None)
+                      for i, n in enumerate(names)]
+    finding = dot_product_no_sqrt() if sqrt_bug else None
+    if finding is not None and mistake != "no_sqrt":
+        finding = finding.model_copy(update={"mistake": mistake})
+    dot_checks = [check("output and attention_weights shapes", 0.5),
+                  check("matches the reference", 1.0, finding, seconds=0.4),
+                  check("dropout only in train mode", 0.5, seconds=0.2)]
+    return [TaskResult(id="masked_softmax", score=sum(c.score for c in softmax_checks), max_score=2.0,
+                       checks=softmax_checks),
+            TaskResult(id="dot_product_attention", score=sum(c.score for c in dot_checks), max_score=2.0,
+                       checks=dot_checks),
+            TaskResult(id="cost_analysis", score=None, max_score=2.0, manual=True)]
+
+
+def submission(student: str = "s1", *, sqrt_bug: bool = True, softmax_untouched: bool = True,
+               crashed: bool = True, mistake: str = "no_sqrt") -> SubmissionResult:
+    task_results = tasks(student, sqrt_bug=sqrt_bug, softmax_untouched=softmax_untouched, mistake=mistake)
+    score = sum(t.score or 0.0 for t in task_results)
+    errors = [Issue(code="cell_crashed", task="masked_softmax",
+                    text=text("issue.cell_crashed", cell=7, reason="the process exited (status 0)"),
+                    detail=f"# cell 7\nimport os\nos._exit(0)  # {HOSTILE}\n\nTraceback: WorkerLost")] if crashed else []
+    warnings = [Issue(code="cell_error", task=None,
+                      text=text("issue.cell_error", cell=3, type="ValueError", message=HOSTILE))]
+    return SubmissionResult(student_id=student, assignment="attention_scoring", score=score, max_score=6.0,
+                            tasks=task_results, warnings=warnings, errors=errors,
+                            timing={"setup": 1.25, "checks": 2.5, "total": 4.0})
+
+
+TASK_CHECKS = {
+    "masked_softmax": ["output shape, dtype and device", "rows sum to one over valid keys",
+                       "zero weight beyond valid length", "matches the reference with 1-D valid_lens"],
+    "dot_product_attention": ["output and attention_weights shapes", "matches the reference",
+                              "dropout only in train mode"],
+    "cost_analysis": [],
+}
+
+
+def batch() -> list[SubmissionResult]:
+    """A class of six: two correct, two without √d, one that masks with 0, one untouched
+    that crashed, one unreadable, and one whose id is hostile."""
+    return [submission("alice", sqrt_bug=False, softmax_untouched=False, crashed=False),
+            submission("bob", sqrt_bug=True, softmax_untouched=False, crashed=False),
+            submission("carol", sqrt_bug=True, softmax_untouched=False, crashed=False),
+            submission("dave", sqrt_bug=True, softmax_untouched=False, crashed=False, mistake="scale_by_d"),
+            submission("erin", sqrt_bug=False, softmax_untouched=True, crashed=True),
+            SubmissionResult(student_id="frank", assignment="attention_scoring", score=0.0, max_score=6.0,
+                             errors=[Issue(code="not_utf8", text=text("issue.not_utf8", name="frank.ipynb",
+                                                                      position=12))]),
+            submission(HOSTILE, sqrt_bug=False, softmax_untouched=False, crashed=False)]
