@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo release bench sandbox-deps browser-deps clean
+.PHONY: test demo release bench sandbox-deps browser-deps clean wheels gpu-check
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -35,6 +35,16 @@ release: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/attention_speed.py
 	$(PY) benchmarks/decoder_speed.py
+
+# What a GPU machine without a package registry needs, downloaded here into wheels/
+# (ignored; under 60 MB); scripts/gpu_check_device.md says how to carry and run it.
+wheels: $(STAMP)
+	$(PY) scripts/gpu_check_wheels.py --dest wheels
+
+# CUDA vs CPU grades, run on a GPU machine with its own python3 and torch (no .venv, no
+# pip install there). `make gpu-check DEVICE=cpu` is the self-test on a CPU machine.
+gpu-check:
+	bash scripts/gpu_check.sh --device $(or $(DEVICE),cuda)
 
 clean:
 	rm -rf $(VENV)
