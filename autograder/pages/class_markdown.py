@@ -65,8 +65,8 @@ def summary_texts(stats: ClassStats, language: str) -> list[str]:
 
 
 def phases_text(phases: dict[str, float], language: str) -> str:
-    """``setup 1.2, checks 3.4``: phase names are the pipeline's identifiers."""
-    return ", ".join(f"{name} {number(seconds, language)}" for name, seconds in phases.items())
+    """``setup 1.2; checks 3.4`` (``;``: Russian writes 1,2): phase names are the pipeline's."""
+    return "; ".join(f"{name} {number(seconds, language)}" for name, seconds in phases.items())
 
 
 def histogram(scores: list[float], maximum: float) -> list[str]:
@@ -92,15 +92,16 @@ def report_markdown(stats: ClassStats, language: str) -> str:
     lines += _mistakes(stats, language)
     lines += _errors(stats, language)
     lines += _warnings(stats, language)
-    rows = [[code(t.student), f"{t.total:.2f}", md(phases_text(t.phases, language))] for t in stats.timings]
+    rows = [[code(t.student), number(t.total, language), md(phases_text(t.phases, language))]
+            for t in stats.timings]
     lines += [f"## {_say('page.report.timing', language)}", "", _say("page.report.timing_explained", language), "",
               *_table([_say("page.student", language), _say("page.report.total_s", language),
                        _say("page.report.phases_s", language)], rows)]
-    rows = [[f"{code(c.task)}: {_check(c.check, language)}", f"{c.mean_s:.2f}", f"{c.max_s:.2f}",
-             code(c.slowest_student)] for c in stats.slow_checks]
+    rows = [[f"{code(c.task)}: {_check(c.check, language)}", number(c.mean_s, language),
+             f"{number(c.max_s, language)} ({code(c.slowest_student)})"] for c in stats.slow_checks]
     lines += [f"## {_say('page.report.slowest', language)}", "",
               *_table([_say("term.check", language), _say("page.report.mean_s", language),
-                       _say("page.report.max_s", language), _say("page.report.slowest_for", language)], rows)]
+                       _say("page.report.slowest_for", language)], rows)]
     return "\n".join(lines)
 
 
@@ -111,7 +112,7 @@ def _check(name: str, language: str) -> str:
 def _tasks_and_checks(stats: ClassStats, language: str) -> list[str]:
     lines = [f"## {_say('page.report.tasks', language)}", "",
              _say("page.report.pass_rate_explained", language, count=stats.students), ""]
-    rows = [[code(r.task), _share(r), f"{r.mean_score:.2f} / {r.max_score:g}" if r.max_score else "—"]
+    rows = [[code(r.task), _share(r), f"{number(r.mean_score, language)} / {number(r.max_score, language)}"]
             for r in stats.task_rates]
     lines += _table([_say("term.task", language), _say("page.report.full_marks", language),
                      _say("page.report.mean_score", language)], rows)
@@ -150,11 +151,15 @@ def _errors(stats: ClassStats, language: str) -> list[str]:
 
 
 def _warnings(stats: ClassStats, language: str) -> list[str]:
+    """Each distinct warning once, with the students who got it."""
     if not stats.with_warnings:
         return []
+    who: dict[str, list[str]] = {}
+    for result in stats.with_warnings:
+        for issue in result.warnings:
+            who.setdefault(_issue(issue, language), []).append(code(result.student_id))
     lines = [f"## {_say('feedback.warnings', language)}", ""]
-    return lines + [f"- {code(r.student_id)}: {_issue(issue, language)}" for r in stats.with_warnings
-                    for issue in r.warnings] + [""]
+    return lines + [f"- {line} — {', '.join(students)}" for line, students in who.items()] + [""]
 
 
 def _issue(issue, language: str) -> str:

@@ -12,7 +12,10 @@ from ..results import SubmissionResult, text
 from . import class_markdown, figures
 from .class_markdown import phases_text, summary_texts
 from .class_stats import ClassStats, Rate, summarise
-from .markup import bar, code_block, document, esc, image, number, say, table, write_atomically
+
+VISIBLE_TIMINGS = 10  # the slowest submissions shown; the others fold away
+TIMING_WIDTHS = (42, 20, 38)
+from .markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
 from .student import check_title, issue_line, mistake_name
 
 
@@ -58,14 +61,14 @@ def _scores(stats: ClassStats, language: str) -> str:
 
 
 def _tasks(stats: ClassStats, language: str) -> str:
-    rows = [[f"<code>{esc(rate.task)}</code>", _share(rate, language),
+    rows = [[ident(rate.task), _share(rate, language),
              f"{number(rate.mean_score, language)} / {number(rate.max_score, language)}"]
             for rate in stats.task_rates]
     headers = [say(text("term.task"), language), say(text("page.report.full_marks"), language),
                say(text("page.report.mean_score"), language)]
     explain = say(text("page.report.pass_rate_explained", count=stats.students), language)
     return (f"{_h2('page.report.tasks', language)}<p class=\"explain\">{explain}</p>"
-            f"{table(headers, rows)}")
+            f"{table(headers, rows, (38, 37, 25))}")
 
 
 def _checks(stats: ClassStats, language: str) -> str:
@@ -74,7 +77,7 @@ def _checks(stats: ClassStats, language: str) -> str:
     for task in dict.fromkeys(rate.task for rate in stats.check_rates):
         rows = [[check_title(rate.check, language), _share(rate, language)]
                 for rate in stats.check_rates if rate.task == task]
-        parts.append(f"<h3><code>{esc(task)}</code></h3>{table(headers, rows)}")
+        parts.append(f"<h3>{ident(task)}</h3>{table(headers, rows, (62, 38))}")
     return "".join(parts)
 
 
@@ -86,14 +89,14 @@ def _mistakes(stats: ClassStats, language: str) -> str:
         return f"{head}<p>{say(text('page.report.no_mistakes'), language)}</p>{undiagnosed}"
     rows = []
     for entry in stats.mistakes:
-        places = "; ".join(f"<code>{esc(task)}</code>: {check_title(check, language)}"
+        places = "; ".join(f"{ident(task)}: {check_title(check, language)}"
                            for task, check in sorted(entry.places))
-        students = ", ".join(f"<code>{esc(s)}</code>" for s in sorted(entry.students))
+        students = ", ".join(ident(s) for s in sorted(entry.students))
         rows.append([f"{mistake_name(entry.mistake, language)}<br><small>{places}</small>",
                      str(len(entry.students)), students])
     headers = [say(text("page.report.mistake"), language), say(text("page.report.count"), language),
                say(text("page.report.students"), language)]
-    return f"{head}{explain}{table(headers, rows, numeric={1})}{undiagnosed}"
+    return f"{head}{explain}{table(headers, rows, (47, 17, 36), numeric={1})}{undiagnosed}"
 
 
 def _errors(stats: ClassStats, language: str) -> str:
@@ -108,33 +111,42 @@ def _errors(stats: ClassStats, language: str) -> str:
             detail = (f"<details open><summary>{detail_label}</summary>{code_block(issue.detail)}</details>"
                       if issue.detail else "")
             items.append(f"<li>{issue_line(issue, language)}{detail}</li>")
-        parts.append(f'<h3><code>{esc(result.student_id)}</code></h3><ul class="issues">{"".join(items)}</ul>')
+        parts.append(f'<h3>{ident(result.student_id)}</h3><ul class="issues">{"".join(items)}</ul>')
     return "".join(parts)
 
 
 def _warnings(stats: ClassStats, language: str) -> str:
+    """Each distinct warning once, with the students who got it (a common one, such as the
+    book's in-place masked_softmax, would otherwise fill the page)."""
     if not stats.with_warnings:
         return ""
-    rows = [[f"<code>{esc(result.student_id)}</code>", issue_line(issue, language)]
-            for result in stats.with_warnings for issue in result.warnings]
-    headers = [say(text("page.student"), language), say(text("page.report.warning"), language)]
-    return f"{_h2('feedback.warnings', language)}{table(headers, rows)}"
+    who: dict[str, list[str]] = {}
+    for result in stats.with_warnings:
+        for issue in result.warnings:
+            who.setdefault(issue_line(issue, language), []).append(result.student_id)
+    label = say(text("page.report.who"), language)
+    items = "".join(f"<li>{line}<br><small>{label}: {', '.join(ident(s) for s in students)}</small></li>"
+                    for line, students in who.items())
+    return f'{_h2("feedback.warnings", language)}<ul class="issues">{items}</ul>'
 
 
 def _timing(stats: ClassStats, language: str) -> str:
-    rows = [[f"<code>{esc(t.student)}</code>", number(t.total, language),
-             esc(phases_text(t.phases, language))] for t in stats.timings]
+    rows = [[ident(t.student), number(t.total, language), esc(phases_text(t.phases, language))]
+            for t in stats.timings]
     headers = [say(text("page.student"), language), say(text("page.report.total_s"), language),
                say(text("page.report.phases_s"), language)]
     explain = say(text("page.report.timing_explained"), language)
-    return (f"{_h2('page.report.timing', language)}<p class=\"explain\">{explain}</p>"
-            f"{table(headers, rows, numeric={1})}")
+    shown = table(headers, rows[:VISIBLE_TIMINGS], TIMING_WIDTHS, numeric={1})
+    if len(rows) > VISIBLE_TIMINGS:
+        more = say(text("page.report.more_students", count=len(rows) - VISIBLE_TIMINGS), language)
+        shown += (f"<details><summary>{more}</summary>"
+                  f"{table(headers, rows[VISIBLE_TIMINGS:], TIMING_WIDTHS, numeric={1})}</details>")
+    return f"{_h2('page.report.timing', language)}<p class=\"explain\">{explain}</p>{shown}"
 
 
 def _slow_checks(stats: ClassStats, language: str) -> str:
-    rows = [[f"<code>{esc(c.task)}</code>: {check_title(c.check, language)}",
-             number(c.mean_s, language), number(c.max_s, language),
-             f"<code>{esc(c.slowest_student)}</code>"] for c in stats.slow_checks]
+    rows = [[f"{ident(c.task)}: {check_title(c.check, language)}", number(c.mean_s, language),
+             f"{number(c.max_s, language)} ({ident(c.slowest_student)})"] for c in stats.slow_checks]
     headers = [say(text("term.check"), language), say(text("page.report.mean_s"), language),
-               say(text("page.report.max_s"), language), say(text("page.report.slowest_for"), language)]
-    return f"{_h2('page.report.slowest', language)}{table(headers, rows, numeric={1, 2})}"
+               say(text("page.report.slowest_for"), language)]
+    return f"{_h2('page.report.slowest', language)}{table(headers, rows, (52, 18, 30), numeric={1})}"

@@ -39,7 +39,7 @@ class MistakeCount:
 @dataclass(frozen=True)
 class Timing:
     student: str
-    total: float
+    total: float | None                      # None: nothing was timed (an unreadable file)
     phases: dict[str, float]
 
 
@@ -95,7 +95,7 @@ def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]
         mistakes=mistakes, undiagnosed=undiagnosed,
         with_errors=sorted((r for r in results if r.errors), key=lambda r: r.student_id),
         with_warnings=sorted((r for r in results if r.warnings), key=lambda r: r.student_id),
-        timings=sorted((_timing(r) for r in results), key=lambda t: (-t.total, t.student)),
+        timings=sorted((_timing(r) for r in results), key=lambda t: (-(t.total or 0.0), t.student)),
         slow_checks=_slow_checks(results))
 
 
@@ -150,14 +150,15 @@ def _mistakes(results: list[SubmissionResult]) -> tuple[list[MistakeCount], int]
 
 def _timing(result: SubmissionResult) -> Timing:
     """A submission's wall time: its ``total`` phase if recorded, else the sum of its phases,
-    else the sum of its checks' times."""
+    else the sum of its checks' times (None when nothing ran)."""
     phases = dict(result.timing)
+    checks = [c.seconds for t in result.tasks for c in t.checks]
     if "total" in phases:
         total = phases.pop("total")
     elif phases:
         total = sum(phases.values())
     else:
-        total = sum(c.seconds for t in result.tasks for c in t.checks)
+        total = sum(checks) if checks else None
     return Timing(result.student_id, total, phases)
 
 

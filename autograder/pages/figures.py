@@ -36,10 +36,10 @@ def _png(figure: Figure) -> bytes:
 
 
 def attention_heatmaps(heatmap: Heatmap, titles: tuple[str, str], axis_labels: tuple[str, str],
-                       colour_label: str) -> bytes | None:
-    """The student's (left) and the reference's (right) weights side by side, as a PNG;
-    None when either is not a non-empty rectangular matrix (nothing honest to draw).
-    ``axis_labels`` is (keys, queries): the x axis and the y axis."""
+                       colour_label: str) -> tuple[bytes, bytes] | None:
+    """The student's and the reference's weights as two PNGs on one colour scale (two images,
+    so a phone can stack them and a desktop put them side by side); None when either is not
+    a non-empty rectangular matrix (nothing honest to draw). ``axis_labels``: (x, y)."""
     matrices = [_matrix(heatmap.got), _matrix(heatmap.expected)]
     if any(m is None for m in matrices):
         return None
@@ -47,19 +47,25 @@ def attention_heatmaps(heatmap: Heatmap, titles: tuple[str, str], axis_labels: t
     low = min(0.0, float(finite.min())) if finite.size else 0.0
     high = max(float(finite.max()), low + 1e-9) if finite.size else 1.0
     rows = max(m.shape[0] for m in matrices)
-    figure = Figure(figsize=(7.6, min(6.0, 1.7 + 0.42 * rows)), layout="constrained")
-    axes = figure.subplots(1, 2)
-    for ax, matrix, title in zip(axes, matrices, titles):
-        shown = ax.imshow(matrix, cmap=CMAP, vmin=low, vmax=high, aspect="auto",
-                          interpolation="nearest")
-        ax.set_title(title, fontsize=11)
-        ax.set_xlabel(axis_labels[0])
-        ax.set_ylabel(axis_labels[1])
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        if matrix.size <= ANNOTATE_MAX_CELLS and matrix.shape[1] <= ANNOTATE_MAX_KEYS:
-            _annotate(ax, matrix, (low + high) / 2)
-    figure.colorbar(shown, ax=list(axes), shrink=0.9, label=colour_label)
+    pictures = tuple(_heatmap(matrix, title, axis_labels, colour_label, (low, high), rows)
+                     for matrix, title in zip(matrices, titles))
+    return pictures[0], pictures[1]
+
+
+def _heatmap(matrix: np.ndarray, title: str, axis_labels: tuple[str, str], colour_label: str,
+             scale: tuple[float, float], rows: int) -> bytes:
+    figure = Figure(figsize=(4.6, min(5.5, 1.6 + 0.45 * rows)), layout="constrained")
+    ax = figure.subplots()
+    shown = ax.imshow(matrix, cmap=CMAP, vmin=scale[0], vmax=scale[1], aspect="auto",
+                      interpolation="nearest")
+    ax.set_title(title, fontsize=11)
+    ax.set_xlabel(axis_labels[0])
+    ax.set_ylabel(axis_labels[1])
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if matrix.size <= ANNOTATE_MAX_CELLS and matrix.shape[1] <= ANNOTATE_MAX_KEYS:
+        _annotate(ax, matrix, sum(scale) / 2)
+    figure.colorbar(shown, ax=ax, shrink=0.9, label=colour_label)
     return _png(figure)
 
 
@@ -78,7 +84,7 @@ def score_histogram(scores: list[float], maximum: float, labels: tuple[str, str]
     bins = max(1, min(20, math.ceil(maximum / 0.25))) if maximum > 0 else 1
     edges = np.linspace(0.0, max(maximum, 1e-9), bins + 1)
     counts, _ = np.histogram(np.clip(scores, 0.0, edges[-1]), bins=edges)
-    figure = Figure(figsize=(7.6, 3.4), layout="constrained")
+    figure = Figure(figsize=(5.6, 3.0), layout="constrained")
     ax = figure.subplots()
     ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="#2f6db5",
            edgecolor="white")

@@ -26,13 +26,16 @@ h1{font-size:1.45rem;line-height:1.25;margin:.2rem 0 .4rem;overflow-wrap:anywher
 h2{font-size:1.2rem;margin:2rem 0 .6rem;padding-bottom:.2rem;border-bottom:2px solid #e4e4e0;
  overflow-wrap:anywhere}
 h3{font-size:1.02rem;margin:0 0 .4rem;overflow-wrap:anywhere}
-p,li,dd,dt,td,th,figcaption{overflow-wrap:anywhere}
-code,pre{font:.88rem/1.45 "DejaVu Sans Mono",Menlo,Consolas,monospace}
+p,li,dd,dt,td,th,figcaption{overflow-wrap:break-word}
+code,pre{font:.88rem/1.45 "DejaVu Sans Mono",Menlo,Consolas,monospace;overflow-wrap:anywhere}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f0;border:1px solid #e2e2dd;
  border-radius:6px;padding:.5rem .65rem;margin:.25rem 0 .6rem}
 img{max-width:100%;height:auto;display:block}
 figure{margin:.8rem 0 .4rem}
+.pair{display:flex;flex-wrap:wrap;gap:.4rem}
+.pair img{flex:1 1 18rem;min-width:0}
 figcaption{font-size:.92rem;color:#444;margin-top:.3rem}
+h1 code,h2 code,h3 code{font-size:.95em}
 .meta{color:#555;margin:0}
 .score{font-size:1.15rem;font-weight:600;margin:.6rem 0;padding:.55rem .75rem;background:#eef4fb;
  border-left:4px solid #2f6db5;border-radius:4px}
@@ -51,10 +54,11 @@ ul.passed li{padding:.1rem 0;color:#2d5f2e}
 .note{color:#555;font-size:.92rem}
 .issues li{margin:.3rem 0}
 .explain{color:#444;font-size:.95rem}
-table{width:100%;border-collapse:collapse;table-layout:fixed;margin:.4rem 0 1rem;font-size:.92rem}
+.table{overflow-x:auto;margin:.4rem 0 1rem}
+table{width:100%;border-collapse:collapse;table-layout:fixed;font-size:.92rem}
 th,td{border-bottom:1px solid #e4e4e0;padding:.3rem .35rem;text-align:left;vertical-align:top}
-th{background:#f3f3f0}
-td.num,th.num{text-align:right;width:5.5rem}
+th{background:#f3f3f0;font-weight:600}
+td.num,th.num{text-align:right}
 .bar{display:block;height:.45rem;background:#e4e4e0;border-radius:3px;margin-top:.15rem}
 .bar span{display:block;height:100%;background:#2f6db5;border-radius:3px}
 details{margin:.3rem 0 .8rem}
@@ -88,6 +92,12 @@ def catalogued(text_id: str, fallback: str, language: str) -> str:
     return f"<code>{esc(fallback)}</code>"
 
 
+def ident(name: str) -> str:
+    """An identifier (task id, student id) as code that may wrap after each ``_`` (a narrow
+    table column breaks ``dot_product_attention`` there, not inside a word)."""
+    return "<code>" + "_<wbr>".join(esc(part) for part in str(name).split("_")) + "</code>"
+
+
 def code_block(source: str) -> str:
     return f"<pre><code>{esc(source)}</code></pre>"
 
@@ -98,13 +108,19 @@ def image(png: bytes, alt: str) -> str:
     return f'<img src="data:image/png;base64,{data}" alt="{esc(alt)}">'
 
 
-def table(headers: Iterable[str], rows: Iterable[Iterable[str]], numeric: set[int] = frozenset()) -> str:
-    """A table of already-escaped cells; columns in ``numeric`` are right-aligned."""
+def table(headers: Iterable[str], rows: Iterable[Iterable[str]], widths: tuple[int, ...],
+          numeric: set[int] = frozenset()) -> str:
+    """A table of already-escaped cells. ``widths`` (percent per column) fix the layout, so
+    a long student id wraps inside its column instead of squeezing the others on a phone;
+    columns in ``numeric`` are right-aligned."""
     def cells(tag: str, values: Iterable[str]) -> str:
         return "".join(f'<{tag} class="num">{v}</{tag}>' if i in numeric else f"<{tag}>{v}</{tag}>"
                        for i, v in enumerate(values))
+    columns = "".join(f'<col style="width:{width}%">' for width in widths)
     body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
-    return f"<table><thead><tr>{cells('th', headers)}</tr></thead><tbody>{body}</tbody></table>"
+    # The wrapper scrolls a table too wide for a phone by itself, never the whole page.
+    return (f'<div class="table"><table><colgroup>{columns}</colgroup><thead><tr>{cells("th", headers)}'
+            f"</tr></thead><tbody>{body}</tbody></table></div>")
 
 
 def bar(share: float) -> str:

@@ -12,7 +12,8 @@ from pathlib import Path
 from .. import texts
 from ..results import CheckResult, Finding, Issue, SubmissionResult, TaskResult, text
 from . import figures
-from .markup import catalogued, code_block, document, esc, image, number, say, table, write_atomically
+from .markup import (catalogued, code_block, document, esc, ident, image, number, say, table,
+                     write_atomically)
 
 WEIGHTS = text("term.attention_weights")
 
@@ -73,20 +74,21 @@ def _points(score: float | None, maximum: float, language: str) -> str:
 def _overview(tasks: list[TaskResult], language: str) -> str:
     rows = []
     for task in tasks:
-        link = f'<a href="#task-{esc(task.id)}"><code>{esc(task.id)}</code></a>'
+        link = f'<a href="#task-{esc(task.id)}">{ident(task.id)}</a>'
         score = (say(text("page.manual_short"), language) if task.manual
                  else f"{number(task.score, language)} / {number(task.max_score, language)}")
         rows.append([link, score])
     headers = [say(text("term.task"), language), say(text("page.points"), language)]
-    return table(headers, rows, numeric={1})
+    return table(headers, rows, (70, 30), numeric={1})
 
 
 def _task(task: TaskResult, language: str) -> str:
-    head = (f'<h2 id="task-{esc(task.id)}"><code>{esc(task.id)}</code> '
-            f"{_points(task.score, task.max_score, language)}</h2>")
     if task.manual:
         manual = text("page.manual", ta=text("term.ta"), max=number(task.max_score, language))
-        return f"<section>{head}<p>{say(manual, language)}</p></section>"
+        return (f'<section><h2 id="task-{esc(task.id)}">{ident(task.id)}</h2>'
+                f"<p>{say(manual, language)}</p></section>")
+    head = (f'<h2 id="task-{esc(task.id)}">{ident(task.id)} '
+            f"{_points(task.score, task.max_score, language)}</h2>")
     failed = [check for check in task.checks if not check.passed]
     passed = [check for check in task.checks if check.passed]
     body = "".join(_failed_group(group, language) for group in _group_same_error(failed, language))
@@ -158,17 +160,18 @@ def _heatmap(finding: Finding, language: str) -> str:
     titles = (texts.render(text("page.heatmap.yours", weights=WEIGHTS), language),
               texts.render(text("page.heatmap.reference", weights=WEIGHTS), language))
     axes = (texts.render(text("term.keys"), language), texts.render(text("term.queries"), language))
-    png = figures.attention_heatmaps(finding.heatmap, titles, axes, texts.render(WEIGHTS, language))
-    if png is None:
+    pictures = figures.attention_heatmaps(finding.heatmap, titles, axes, texts.render(WEIGHTS, language))
+    if pictures is None:
         return ""
-    alt = texts.render(text("page.heatmap.alt", weights=WEIGHTS), language)
     if finding.mistake is not None:
         verdict = (f'{say(text("feedback.mistake"), language)}: '
                    f'<span class="mistake">{mistake_name(finding.mistake, language)}</span>')
     else:
         verdict = say(text("page.heatmap.no_mistake"), language)
     caption = say(text("page.heatmap.caption"), language)
-    return f"<figure>{image(png, alt)}<figcaption>{caption}<br>{verdict}</figcaption></figure>"
+    images = "".join(image(png, title) for png, title in zip(pictures, titles))
+    return (f'<figure><div class="pair">{images}</div>'
+            f"<figcaption>{caption}<br>{verdict}</figcaption></figure>")
 
 
 def _passed_item(check: CheckResult, language: str) -> str:

@@ -6,21 +6,19 @@ TEXTS: dict[str, tuple[str, str]] = {
     # The student's page
     "page.student": ("student", "студент"),
     "page.points": ("points", "баллы"),
-    "page.manual_short": ("graded by hand", "оценивается вручную"),
+    "page.manual_short": ("by hand", "вручную"),
     "page.manual": ("A written answer: your {ta} grades it by hand (up to {max} points).",
                     "Письменный ответ: его оценит {ta} вручную (максимум — {max})."),
     "page.same_problem": ("The same problem in each of these checks:",
                           "Одна и та же проблема в каждой из этих проверок:"),
     "page.heatmap.yours": ("your {weights}", "ваши {weights}"),
     "page.heatmap.reference": ("reference {weights}", "эталонные {weights}"),
-    "page.heatmap.alt": ("Heatmaps of {weights}: yours on the left, the reference's on the right",
-                         "Тепловые карты: {weights} — слева ваши, справа эталонные"),
-    "page.heatmap.caption": ("Left: your attention weights on the smallest failing input above "
-                             "(the first example of its batch); right: the reference solution's. "
-                             "Rows are queries, columns are keys; one colour scale for both.",
-                             "Слева — ваши веса внимания на наименьшем примере выше (первый пример "
-                             "батча), справа — веса эталонного решения. Строки — запросы, столбцы — "
-                             "ключи; шкала цвета общая."),
+    "page.heatmap.caption": ("Your attention weights and the reference solution's on the smallest "
+                             "failing input above (the first example of its batch). Rows are "
+                             "queries, columns are keys; both maps use one colour scale.",
+                             "Ваши веса внимания и веса эталонного решения на наименьшем примере "
+                             "выше (первый пример батча). Строки — запросы, столбцы — ключи; "
+                             "шкала цвета у обеих карт общая."),
     "page.heatmap.no_mistake": ("No known mistake explains these weights.",
                                 "Ни одна из известных ошибок не объясняет эти веса."),
     # The TA's class report
@@ -54,7 +52,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Известные ошибки, объяснившие неверный результат, по числу студентов, которые их "
         "допустили (студент считается один раз, сколько бы проверок ни назвали ошибку)."),
     "page.report.mistake": ("mistake", "ошибка"),
-    "page.report.count": ("students", "студентов"),
+    "page.report.count": ("count", "число"),
     "page.report.students": ("who", "кто"),
     "page.report.named_in": ("named in", "где названа"),
     "page.report.no_mistakes": ("No known mistake was named.", "Ни одна известная ошибка не встретилась."),
@@ -65,6 +63,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.report.no_errors": ("No submission had an error.", "Ни в одной работе нет ошибок."),
     "page.report.detail": ("the cell's source and traceback", "код ячейки и трассировка"),
     "page.report.warning": ("warning", "предупреждение"),
+    "page.report.who": ("who", "у кого"),
     "page.report.timing": ("Time per student", "Время проверки каждой работы"),
     "page.report.timing_explained": ("Wall-clock seconds per submission, slowest first.",
                                      "Секунды на работу (по часам), сначала самые долгие."),
@@ -72,6 +71,6 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.report.phases_s": ("phases, s", "этапы, с"),
     "page.report.slowest": ("Slowest checks", "Самые долгие проверки"),
     "page.report.mean_s": ("mean, s", "среднее, с"),
-    "page.report.max_s": ("max, s", "максимум, с"),
-    "page.report.slowest_for": ("slowest for", "дольше всего у"),
+    "page.report.slowest_for": ("max, s (who)", "максимум, с (у кого)"),
+    "page.report.more_students": ("the other {count} submissions", "остальные работы ({count})"),
 }
