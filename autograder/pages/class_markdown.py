@@ -16,14 +16,16 @@ HISTOGRAM_WIDTH = 30
 def md(value: object) -> str:
     """Plain text that Markdown shows as it is (no emphasis, link, HTML or table cell break)."""
     flat = " ".join(str(value).split())
-    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", flat)
+    # ( ) and ! only matter after [ ], which are escaped; a line never starts with this text.
+    return re.sub(r"([\\`*_{}\[\]<>#|~])", r"\\\1", flat)
 
 
 def code(value: object) -> str:
     """An inline code span that holds any text (the fence outgrows the text's own backticks)."""
     flat = " ".join(str(value).split()).replace("|", "\\|")
     fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
-    return f"{fence} {flat} {fence}"
+    pad = " " if flat.startswith(("`", " ")) or flat.endswith(("`", " ")) or "`" in flat else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def fenced(block: str) -> list[str]:

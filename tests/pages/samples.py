@@ -61,7 +61,7 @@ def tasks(student: str, *, sqrt_bug: bool, softmax_untouched: bool, mistake: str
 
 
 def submission(student: str = "s1", *, sqrt_bug: bool = True, softmax_untouched: bool = True,
-               crashed: bool = True, mistake: str = "no_sqrt") -> SubmissionResult:
+               crashed: bool = True, mistake: str = "no_sqrt", seconds: float = 4.0) -> SubmissionResult:
     task_results = tasks(student, sqrt_bug=sqrt_bug, softmax_untouched=softmax_untouched, mistake=mistake)
     score = sum(t.score or 0.0 for t in task_results)
     errors = [Issue(code="cell_crashed", task="masked_softmax",
@@ -71,7 +71,7 @@ def submission(student: str = "s1", *, sqrt_bug: bool = True, softmax_untouched:
                       text=text("issue.cell_error", cell=3, type="ValueError", message=HOSTILE))]
     return SubmissionResult(student_id=student, assignment="attention_scoring", score=score, max_score=6.0,
                             tasks=task_results, warnings=warnings, errors=errors,
-                            timing={"setup": 1.25, "checks": 2.5, "total": 4.0})
+                            timing={"setup": 1.25, "checks": seconds - 1.5, "total": seconds})
 
 
 TASK_CHECKS = {
@@ -86,12 +86,13 @@ TASK_CHECKS = {
 def batch() -> list[SubmissionResult]:
     """A class of six: two correct, two without √d, one that masks with 0, one untouched
     that crashed, one unreadable, and one whose id is hostile."""
-    return [submission("alice", sqrt_bug=False, softmax_untouched=False, crashed=False),
-            submission("bob", sqrt_bug=True, softmax_untouched=False, crashed=False),
-            submission("carol", sqrt_bug=True, softmax_untouched=False, crashed=False),
-            submission("dave", sqrt_bug=True, softmax_untouched=False, crashed=False, mistake="scale_by_d"),
-            submission("erin", sqrt_bug=False, softmax_untouched=True, crashed=True),
+    return [submission("alice", sqrt_bug=False, softmax_untouched=False, crashed=False, seconds=3.5),
+            submission("bob", sqrt_bug=True, softmax_untouched=False, crashed=False, seconds=4.25),
+            submission("carol", sqrt_bug=True, softmax_untouched=False, crashed=False, seconds=3.75),
+            submission("dave", sqrt_bug=True, softmax_untouched=False, crashed=False, mistake="scale_by_d",
+                       seconds=4.0),
+            submission("erin", sqrt_bug=False, softmax_untouched=True, crashed=True, seconds=21.5),
             SubmissionResult(student_id="frank", assignment="attention_scoring", score=0.0, max_score=6.0,
                              errors=[Issue(code="not_utf8", text=text("issue.not_utf8", name="frank.ipynb",
                                                                       position=12))]),
-            submission(HOSTILE, sqrt_bug=False, softmax_untouched=False, crashed=False)]
+            submission(HOSTILE, sqrt_bug=False, softmax_untouched=False, crashed=False, seconds=3.0)]

@@ -1,0 +1,115 @@
+"""The TA's class report (report.html and report.md) for a batch of results."""
+import re
+
+import mistune
+import pytest
+
+from autograder.pages import write_class_report
+from autograder.pages.class_stats import summarise
+from autograder.results import CheckResult, SubmissionResult, TaskResult, text
+from autograder.texts import render
+
+from . import samples
+from .browser import PHONE_WIDTH
+
+
+@pytest.fixture(scope="module")
+def stats():
+    return summarise(samples.batch(), samples.TASK_CHECKS)
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_report_renders_cleanly_on_a_phone(browser, tmp_path, language):
+    """Does Chromium show the report with no console error, the score plot decoded, no fetch
+    beyond the file, and nothing wider than a 400 px phone?"""
+    html, markdown = write_class_report(samples.batch(), tmp_path, language, samples.TASK_CHECKS)
+    assert (html, markdown) == (tmp_path / "report.html", tmp_path / "report.md")
+    screenshot = tmp_path / f"report.{language}.png"
+    shown = browser.render(html, screenshot)
+    assert shown.console == []
+    assert len(shown.images) == 1 and all(w > 0 and h > 0 for w, h in shown.images)
+    assert shown.widths["document"] <= PHONE_WIDTH
+    assert shown.requests == [html.resolve().as_uri()]
+    assert shown.scripts == 0 and samples.HOSTILE in shown.text
+    assert screenshot.stat().st_size > 0
+
+
+def test_mistakes_ranked_by_students_with_their_ids(stats):
+    """Are the catalogued mistakes ranked by how many students made them, with who made them?"""
+    ranked = [(m.mistake, sorted(m.students)) for m in stats.mistakes]
+    assert ranked == [("no_sqrt", ["bob", "carol"]), ("scale_by_d", ["dave"])]
+    assert stats.undiagnosed == 4   # erin's untouched masked_softmax: four checks, no mistake
+
+
+def test_a_student_counts_once_per_mistake():
+    """When two checks name the same mistake for one student, is the student counted once
+    and both checks listed?"""
+    finding = samples.dot_product_no_sqrt()
+    checks = [CheckResult(name=name, passed=False, score=0.0, max_score=1.0, finding=finding)
+              for name in ("matches the reference", "matches the reference with 2-D valid_lens")]
+    result = SubmissionResult(student_id="gus", assignment="attention_scoring", score=0.0, max_score=2.0,
+                              tasks=[TaskResult(id="dot_product_attention", score=0.0, max_score=2.0,
+                                                checks=checks)])
+    [entry] = summarise([result], {"dot_product_attention": [c.name for c in checks]}).mistakes
+    assert entry.students == {"gus"} and len(entry.places) == 2
+
+
+def test_report_lists_mistakes_in_rank_order(tmp_path):
+    """Do both reports name each mistake in rank order, with its count beside it?"""
+    write_class_report(samples.batch(), tmp_path, "ru", samples.TASK_CHECKS)
+    markdown = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    first, second = (render(text(f"mistake.{m}"), "ru") for m in ("no_sqrt", "scale_by_d"))
+    assert html.index(first) < html.index(second)
+    rows = [line for line in markdown.splitlines() if line.startswith("| ") and ("√d" in line)]
+    assert [row.split(" | ")[1] for row in rows] == ["2", "1"]
+    assert "`bob`, `carol`" in rows[0] and "`dave`" in rows[1]
+
+
+def test_pass_rates_count_every_submission(stats):
+    """Is a pass rate over all submissions, an unreadable one counted as not passed?"""
+    rates = {(r.task, r.check): (r.passed, r.total) for r in stats.check_rates}
+    assert rates[("dot_product_attention", "matches the reference")] == (3, 7)
+    assert rates[("masked_softmax", "zero weight beyond valid length")] == (5, 7)
+    tasks = {r.task: (r.passed, r.total) for r in stats.task_rates}
+    assert tasks == {"masked_softmax": (5, 7), "dot_product_attention": (3, 7)}
+    assert stats.manual_tasks == ["cost_analysis"] and stats.autograded_max == 4.0
+
+
+def test_errors_with_the_cell_source_and_traceback(tmp_path):
+    """Does the TA see each submission with errors, with the crashed cell's source and
+    traceback, escaped in HTML and fenced in Markdown?"""
+    write_class_report(samples.batch(), tmp_path, "en", samples.TASK_CHECKS)
+    html = (tmp_path / "report.html").read_text()
+    markdown = (tmp_path / "report.md").read_text()
+    assert "os._exit(0)  # &lt;script&gt;" in html and "Traceback: WorkerLost" in html
+    assert render(text("issue.not_utf8", name="frank.ipynb", position=12), "en") in html
+    fence = "  ````text\n  # cell 7\n  import os\n"   # longer than the ``` inside the cell
+    assert fence in markdown
+
+
+def test_markdown_cannot_be_broken_by_a_student(tmp_path):
+    """Rendered as Markdown, does the report keep every table's columns and run no markup
+    from a hostile student id?"""
+    write_class_report(samples.batch(), tmp_path, "en", samples.TASK_CHECKS)
+    html = mistune.create_markdown(plugins=["table"])((tmp_path / "report.md").read_text())
+    assert "<script>" not in html and "<img" not in html
+    for table in re.findall(r"<table>.*?</table>", html, re.S):
+        widths = {len(re.findall(r"<t[hd]\b", row)) for row in re.findall(r"<tr>.*?</tr>", table, re.S)}
+        assert len(widths) == 1
+
+
+def test_timing_slowest_first(stats):
+    """Are submissions listed slowest first, and the slowest checks by their longest run?"""
+    assert [t.student for t in stats.timings[:2]] == ["erin", "bob"]
+    assert stats.timings[-1].student == "frank" and stats.timings[-1].total is None
+    slowest = stats.slow_checks[0]
+    assert (slowest.task, slowest.check, slowest.max_s) == ("dot_product_attention", "matches the reference", 0.4)
+
+
+def test_empty_batch(browser, tmp_path):
+    """Does a batch with no submissions still give a report that says so?"""
+    html, markdown = write_class_report([], tmp_path, "ru", samples.TASK_CHECKS)
+    shown = browser.render(html, tmp_path / "empty.png")
+    assert render(text("page.report.empty"), "ru") in shown.text and shown.console == []
+    assert render(text("page.report.empty"), "ru") in markdown.read_text()
