@@ -1,0 +1,282 @@
+"""``autograder grade`` on an nbgrader course stands in for ``nbgrader autograde`` (SPEC §4).
+
+For each graded submission, ``NbgraderCourse.record`` runs nbgrader's own ``Autograde``
+converter, with the course's ``nbgrader_config.py``, on ``submitted/<student>/<assignment>/``:
+first its sanitizing steps (clear the outputs; restore locked cells, test cells and points
+from the gradebook), then its autograding steps with one step swapped. nbgrader's
+``Execute`` would run the student's code and the hidden tests in an unsandboxed kernel;
+``WriteAutograderOutputs`` instead writes into each ``<task>_tests`` cell what the sandboxed
+autograder found: the task's report as printed text and its score as the cell's value
+(nbgrader's partial credit). nbgrader's ``SaveAutoGrades`` then stores the grades exactly as
+it would after executing, so the gradebook and ``autograded/`` hold what ``nbgrader
+autograde`` would have left (students, submissions with their ``timestamp.txt``, late
+penalties, written answers scored 0 when untouched and left for formgrader otherwise), and
+formgrader, ``export``, ``generate_feedback`` and ``release_feedback`` work unchanged. The
+hidden test cells' source is replaced by a one-line comment, so feedback never shows it.
+
+Torch-free. Call it from the driver process only: the gradebook is one sqlite file.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from nbformat.v4 import new_output
+from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.apps.autogradeapp import AutogradeApp
+from nbgrader.converters import Autograde, NbGraderException
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Dict, Unicode
+from traitlets.utils.importstring import import_item
+
+from .config import ConfigError
+from .results import Issue, SubmissionResult, TaskResult, text
+from .texts import render
+
+TESTS_SUFFIX = "_tests"  # SPEC §1: a task's one graded test cell is "<task>_tests"
+
+
+class CourseError(ConfigError):
+    """The course cannot take the autograder's results (found before grading: exit 2)."""
+
+
+class RecordError(Exception):
+    """nbgrader could not record one submission; the message names it and says why."""
+
+
+class WriteAutograderOutputs(NbGraderPreprocessor):
+    """Stands in for nbgrader's ``Execute``: writes the autograder's findings as cell outputs."""
+
+    outputs = Dict(help="test cell grade id -> {'score': float, 'text': str}")
+    notes = Unicode("", help="the autograder's notes on the whole notebook ('' for none)")
+    hidden_note = Unicode(help="the one-line comment that replaces a test cell's source")
+
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            if is_test_cell(cell):
+                found = self.outputs[cell.metadata.nbgrader["grade_id"]]  # checked before
+                cell.source = self.hidden_note
+                # The value is what nbgrader reads as partial credit (utils.determine_grade).
+                cell.outputs = [new_output("stream", name="stdout", text=found["text"]),
+                                new_output("execute_result", data={"text/plain": repr(found["score"])},
+                                           execution_count=None)]
+        first_code = next((c for c in nb.cells if c.cell_type == "code" and not is_test_cell(c)), None)
+        if self.notes and first_code is not None:
+            first_code.outputs = [new_output("stream", name="stdout", text=self.notes)]
+        return nb, resources
+
+
+def is_test_cell(cell) -> bool:
+    """An autograded test cell: nbgrader scores it by its outputs (a graded, non-answer code cell)."""
+    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+class NbgraderCourse:
+    """One nbgrader course: its root holds ``submitted/`` and its config or gradebook."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._app: AutogradeApp | None = None
+        self._log = _Collect()
+
+    @classmethod
+    def detect(cls, paths: Iterable[Path]) -> NbgraderCourse | None:
+        """The course every PATH lies in (a course root, its ``submitted/`` or anything under
+        it), or None when none does; paths in and out of one course are a usage error."""
+        roots = {Path(path): _course_root(Path(path)) for path in paths}
+        found = {root for root in roots.values() if root is not None}
+        if not found:
+            return None
+        root = min(found)
+        stray = next((path for path, other in roots.items() if other != root), None)
+        if stray is not None:
+            raise CourseError(f"{stray}: not in the nbgrader course {root}; grade it in a separate run "
+                              "(one run records into one course's gradebook)")
+        return cls(root)
+
+    def check(self, assignment: str, notebook: str, points: Mapping[str, float]) -> None:
+        """Before grading: the gradebook knows ``assignment`` and its ``notebook``, and its test
+        cells are exactly ``<task>_tests`` of the autograded tasks in ``points`` (task -> points)."""
+        name = Path(notebook).stem
+        with self._gradebook() as gradebook:
+            try:
+                source = gradebook.find_notebook(name, assignment)
+            except MissingEntry:
+                raise CourseError(
+                    f"{self.root}: nbgrader's gradebook has no notebook {notebook} in assignment "
+                    f"{assignment!r}; run `nbgrader generate_assignment {assignment}` in {self.root} first") from None
+            answers = {cell.name for cell in source.solution_cells}
+            cells = {cell.name: cell.max_score for cell in source.grade_cells
+                     if cell.cell_type == "code" and cell.name not in answers}
+        expected = {f"{task}{TESTS_SUFFIX}": float(max_score) for task, max_score in points.items()}
+        for cell in sorted(cells.keys() ^ expected.keys()):
+            where = "the course's notebook" if cell in cells else "grader.yml"
+            raise CourseError(f"{self.root}/source/{assignment}/{notebook}: test cell {cell!r} is only in {where}; "
+                              "the course's source notebook and grader.yml must grade the same tasks")
+        for cell, max_score in sorted(cells.items()):
+            if float(max_score) != expected[cell]:
+                raise CourseError(f"{self.root}/source/{assignment}/{notebook}: {cell!r} has {max_score:g} points, "
+                                  f"grader.yml {expected[cell]:g}; make them equal and run generate_assignment again")
+
+    def record(self, result: SubmissionResult, submitted_notebook: Path) -> Path:
+        """Write ``result`` into the course as ``nbgrader autograde`` would; return the autograded
+        notebook. The student id is nbgrader's: the folder under ``submitted/``."""
+        student, assignment, notebook = self._locate(submitted_notebook)
+        if result.assignment != assignment:
+            raise RecordError(f"{submitted_notebook}: lies under assignment {assignment!r} "
+                              f"but was graded as {result.assignment!r}")
+        tasks = [task for task in result.tasks if not task.manual and task.score is not None]
+        try:
+            self.check(assignment, notebook, {task.id: task.max_score for task in tasks})
+        except CourseError as error:
+            raise RecordError(str(error)) from None
+        writer = WriteAutograderOutputs(
+            outputs={f"{task.id}{TESTS_SUFFIX}": {"score": float(min(task.score, task.max_score)),
+                                                   "text": task_report(task, result)} for task in tasks},
+            notes=notes_report(result, {task.id for task in tasks}),
+            hidden_note=render(text("gradebook.hidden_tests"), result.language))
+        self._autograde(student, assignment, Path(notebook).stem, writer)
+        coursedir = self._coursedir()
+        return Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / notebook
+
+    def _autograde(self, student: str, assignment: str, notebook_id: str, writer) -> None:
+        """nbgrader's Autograde converter for one notebook, ``writer`` in place of Execute."""
+        coursedir = self._coursedir()
+        coursedir.assignment_id, coursedir.student_id, coursedir.notebook_id = assignment, student, notebook_id
+        converter = Autograde(coursedir=coursedir, parent=self._app)
+        converter.force = True  # the autograder's cache decides what is graded again, not nbgrader's
+        converter.autograde_preprocessors = _swap_execute(converter.autograde_preprocessors, writer)
+        self._log.records.clear()
+        try:
+            converter.start()
+        except NbGraderException:
+            raise RecordError(f"{self.root}/submitted/{student}/{assignment}: nbgrader could not record it "
+                              f"({self._log.reason()}); formgrader shows it as ungraded") from None
+
+    def _locate(self, path: Path) -> tuple[str, str, str]:
+        """(student, assignment, notebook file name) of a notebook in the course's submitted/."""
+        coursedir = self._coursedir()
+        submitted = Path(coursedir.root) / coursedir.submitted_directory
+        try:
+            student, assignment, notebook = Path(os.path.abspath(path)).relative_to(submitted).parts
+        except ValueError:
+            raise RecordError(f"{path}: not a notebook of {submitted}/<student>/<assignment>/") from None
+        folder = submitted / student / assignment
+        # nbgrader copies every file of the folder into autograded/: nothing may be read through a link.
+        odd = next((p for p in [folder, *folder.rglob("*")] if p.is_symlink() or not (p.is_file() or p.is_dir())),
+                   None)
+        if odd is not None:
+            raise RecordError(f"{odd}: a symbolic link or another non-regular file; nothing of "
+                              f"{student}'s {assignment} was recorded (remove it and grade again)")
+        return student, assignment, notebook
+
+    def _coursedir(self):
+        if self._app is None:
+            self._app = self._load_app()
+        return self._app.coursedir
+
+    def _load_app(self) -> AutogradeApp:
+        """nbgrader's autograde application, configured as ``nbgrader autograde`` run in the
+        course root would be (its nbgrader_config.py and the user's Jupyter config)."""
+        app = AutogradeApp()
+        saved_path = list(sys.path)
+        try:
+            with _working_directory(self.root):
+                app.initialize([])
+        except SystemExit:
+            raise CourseError(f"{self.root}/nbgrader_config.py: nbgrader could not load the course's "
+                              "configuration; run `nbgrader autograde --help` there to see why") from None
+        finally:
+            sys.path[:] = saved_path  # nbgrader puts the course root on sys.path; keep the grader's own
+        app.log.handlers = [self._log]
+        app.log.propagate = False
+        if Path(app.coursedir.root) != self.root:
+            raise CourseError(f"{self.root}/nbgrader_config.py sets CourseDirectory.root to "
+                              f"{app.coursedir.root}; point the autograder at that folder instead")
+        return app
+
+    def _gradebook(self) -> Gradebook:
+        return Gradebook(self._coursedir().db_url, self._coursedir().course_id)
+
+
+def task_report(task: TaskResult, result: SubmissionResult) -> str:
+    """A task's test cell output: its score, each check, then the task's own errors and warnings."""
+    language = result.language
+    lines = [render(text("gradebook.task_score", task=task.id, score=f"{task.score:g}",
+                         max_score=f"{task.max_score:g}"), language)]
+    for check in task.checks:
+        lines.append(render(text("gradebook.check", mark="✔" if check.passed else "✘", name=check.name,
+                                 score=f"{check.score:g}", max_score=f"{check.max_score:g}"), language))
+        lines += ["    " + line for line in check.message.splitlines()]
+    lines += _issue_lines(result, lambda issue: issue.task == task.id)
+    return "\n".join(lines) + "\n"
+
+
+def notes_report(result: SubmissionResult, test_tasks: set[str]) -> str:
+    """The errors and warnings that belong to no test cell, or '' when there are none."""
+    lines = _issue_lines(result, lambda issue: issue.task not in test_tasks)
+    return "\n".join([render(text("gradebook.notes"), result.language), *lines]) + "\n" if lines else ""
+
+
+def _issue_lines(result: SubmissionResult, wanted) -> list[str]:
+    kinds = [("gradebook.error", issue) for issue in result.errors]
+    kinds += [("gradebook.warning", issue) for issue in result.warnings]
+    return [f"{render(text(kind), result.language)}: {issue.message}" for kind, issue in kinds if wanted(issue)]
+
+
+class _Collect(logging.Handler):
+    """Keeps nbgrader's warnings and errors (its log would interleave with the progress bar)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def reason(self) -> str:
+        """The exception nbgrader logged last (the last line of its traceback), or its first error."""
+        errors = [r.getMessage() for r in self.records if r.levelno >= logging.ERROR]
+        tracebacks = [m for m in errors if m.startswith("Traceback")]
+        if tracebacks:
+            return tracebacks[-1].strip().splitlines()[-1]
+        return errors[0] if errors else "no reason given"
+
+
+def _course_root(path: Path) -> Path | None:
+    """The course root of ``path``: the path itself, or the parent of a ``submitted`` above it."""
+    path = Path(os.path.abspath(path))
+    if _is_course(path) and (path / "submitted").is_dir():
+        return path
+    return next((folder.parent for folder in [path, *path.parents]
+                 if folder.name == "submitted" and _is_course(folder.parent)), None)
+
+
+def _is_course(folder: Path) -> bool:
+    return (folder / "nbgrader_config.py").is_file() or (folder / "gradebook.db").is_file()
+
+
+def _swap_execute(preprocessors: list, writer: WriteAutograderOutputs) -> list:
+    """The course's autograde steps with ``writer`` where nbgrader's Execute (or a subclass) was."""
+    steps = [import_item(step) if isinstance(step, str) else step for step in preprocessors]
+    executes = [i for i, step in enumerate(steps) if isinstance(step, type) and issubclass(step, Execute)]
+    if len(executes) != 1:
+        raise CourseError("the course's Autograde.autograde_preprocessors must hold nbgrader's Execute step "
+                          f"once (found {len(executes)}); the autograder takes its place")
+    steps[executes[0]] = writer
+    return steps
+
+
+@contextlib.contextmanager
+def _working_directory(folder: Path) -> Iterator[None]:
+    saved = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(saved)
