@@ -42,7 +42,8 @@ h1 code,h2 code,h3 code{font-size:.95em}
 .pts{font-weight:400;color:#555;white-space:nowrap}
 .check{border:1px solid #e6c9c4;border-left:4px solid #c0392b;border-radius:6px;padding:.6rem .75rem;
  margin:.7rem 0;background:#fffaf9}
-.problem{font-weight:600;margin:.1rem 0 .5rem}
+.problem{color:#8b1e12;margin:.1rem 0 .5rem}
+dd>code{background:#f3f3f0;border-radius:4px;padding:.05rem .3rem}
 dl{margin:0}
 dt{font-weight:600;color:#444;font-size:.92rem;margin-top:.35rem}
 dd{margin:0 0 .2rem}

@@ -16,6 +16,7 @@ from .markup import (catalogued, code_block, document, esc, ident, image, number
                      write_atomically)
 
 WEIGHTS = text("term.attention_weights")
+SHORT_VALUE = 40  # characters: a value this short reads best inline, beside its label
 
 
 def write_student_page(result: SubmissionResult, path: Path, language: str) -> Path:
@@ -127,22 +128,22 @@ def _failed_group(group: list[CheckResult], language: str) -> str:
                         for c in group)
         head = (f'<h3><span class="bad">✘</span> {say(text("page.same_problem"), language)}</h3>'
                 f"<ul>{items}</ul>")
-    if first.finding is not None:
-        detail = _finding(first.finding, language)
+    if first.finding is not None:  # a group's checks differ in what they check: their titles say it
+        detail = _finding(first.finding, language, checked=len(group) == 1)
     else:
         detail = code_block(first.message) if first.message else ""
     return f'<article class="check">{head}{detail}</article>'
 
 
-def _finding(finding: Finding, language: str) -> str:
+def _finding(finding: Finding, language: str, checked: bool = True) -> str:
     rows = []
-    if finding.checked is not None:
+    if finding.checked is not None and checked:
         rows.append(("feedback.checked", say(finding.checked, language)))
     if finding.case_code:
         rows.append(("feedback.input", code_block(finding.case_code)))
     for label, value in (("feedback.expected", finding.expected), ("feedback.got", finding.got)):
         if isinstance(value, str):   # a value: shown as code
-            rows.append((label, code_block(value)))
+            rows.append((label, _value(value)))
         elif value is not None:      # a description (a Text)
             rows.append((label, say(value, language)))
     if finding.difference is not None:
@@ -153,6 +154,13 @@ def _finding(finding: Finding, language: str) -> str:
     items = "".join(f"<dt>{say(text(label), language)}</dt><dd>{value}</dd>" for label, value in rows)
     problem = f'<p class="problem">{say(finding.problem, language)}</p>'
     return f"{problem}<dl>{items}</dl>{picture}" if items else problem + picture
+
+
+def _value(value: str) -> str:
+    """A short one-line value inline, anything longer as a block."""
+    if "\n" in value or len(value) > SHORT_VALUE:
+        return code_block(value)
+    return f"<code>{esc(value)}</code>"
 
 
 def _heatmap(finding: Finding, language: str) -> str:

@@ -1,0 +1,64 @@
+"""Regenerate the README's screenshots from a folder of results (``autograder grade``'s
+``<student_id>.json`` files): one student's page at a phone's width, and the class report.
+
+    .venv/bin/python docs/make_screenshots.py RESULTS_DIR STUDENT_ID [--language ru]
+
+Needs Debian's chromium (``make browser-deps``) and the test extras (Playwright).
+"""
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from autograder.pages import write_class_report, write_student_page  # noqa: E402
+from autograder.results import SubmissionResult  # noqa: E402
+from tests.pages.browser import Browser  # noqa: E402
+
+MAX_HEIGHT = 2600  # px of each screenshot: the top of a page is what a reader sees first
+
+
+def task_checks(results: list[SubmissionResult]) -> dict[str, list[str]]:
+    """Tasks and their checks in the order the results list them (manual tasks: [])."""
+    order: dict[str, list[str]] = {}
+    for result in results:
+        for task in result.tasks:
+            names = order.setdefault(task.id, [])
+            names += [c.name for c in task.checks if c.name not in names]
+    return order
+
+
+def screenshot(browser: Browser, page: Path, out: Path, width: int) -> None:
+    tab = browser._context.new_page()
+    tab.set_viewport_size({"width": width, "height": 900})
+    tab.goto(page.resolve().as_uri(), wait_until="load")
+    height = min(MAX_HEIGHT, tab.evaluate("() => document.documentElement.scrollHeight"))
+    tab.screenshot(path=str(out), clip={"x": 0, "y": 0, "width": width, "height": height}, full_page=True)
+    tab.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path)
+    parser.add_argument("student")
+    parser.add_argument("--language", default="ru", choices=["en", "ru"])
+    args = parser.parse_args()
+    results = [SubmissionResult.model_validate_json(path.read_text(encoding="utf-8"))
+               for path in sorted(args.results.glob("*.json"))]
+    student = next(r for r in results if r.student_id == args.student)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        page = write_student_page(student, folder / "student.html", args.language)
+        report, _ = write_class_report(results, folder, args.language, task_checks(results))
+        browser = Browser(folder / "profile")
+        try:
+            screenshot(browser, page, REPO / "docs" / "student_page.png", 400)
+            screenshot(browser, report, REPO / "docs" / "class_report.png", 820)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()
