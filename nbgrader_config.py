@@ -1,9 +1,13 @@
 """nbgrader's configuration for this course; run nbgrader from the repository root.
 
 The TA's source notebooks (solutions and hidden tests) are
-``assignments/<assignment>/<assignment>.ipynb``; ``make release`` (autograder/release.py)
-runs ``nbgrader generate_assignment`` with this file and writes the student versions to
-``student_template/<assignment>/``.
+``assignments/<assignment>/<assignment>.ipynb``; beside each, ``d2l_attention/`` (and its
+zip for Colab) is the course library the notebook imports, generated from ``reference/`` by
+``autograder release`` (autograder/release.py). That command then runs ``nbgrader
+generate_assignment`` with this file, which writes the student versions, helpers included,
+to ``student_template/<assignment>/``. Because the helpers live in the source folder, a TA's
+own ``nbgrader generate_assignment <a> --force`` releases them too, and ``nbgrader
+autograde`` copies them beside every submission: students hand in only the notebook.
 """
 from pathlib import Path
 

@@ -5,7 +5,6 @@ A source notebook is ``assignments/<a>/<a>.ipynb``; its release is what nbgrader
 which nbgrader keeps.
 """
 import re
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -83,8 +82,3 @@ def solved_copy(released: Path, source: Path, into: Path) -> Path:
     into.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, into)
     return into
-
-
-def copy_helpers(release_dir: Path, assignment: str, into: Path) -> None:
-    """Put the released helper package beside a notebook in ``into``."""
-    shutil.copytree(release_dir / assignment / "d2l_attention", into / "d2l_attention")

@@ -1,12 +1,13 @@
 """Fixtures for the notebook tests: one fresh release per session, kernels that find the venv."""
 import os
-import subprocess
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from .cells import REPO
+from autograder.course import COURSE, Course
+from autograder.release import release
 
 
 def venv_env() -> dict:
@@ -23,13 +24,28 @@ def venv_env() -> dict:
 
 
 @pytest.fixture(scope="session")
-def release_dir(tmp_path_factory) -> Path:
-    """What ``python -m autograder.release --into TMP`` writes (the ``make release`` step)."""
-    into = tmp_path_factory.mktemp("release")
-    done = subprocess.run([sys.executable, "-m", "autograder.release", "--into", str(into)],
-                          cwd=REPO, env=venv_env(), capture_output=True, text=True)
-    assert done.returncode == 0, f"the release failed:\n{done.stdout}{done.stderr}"
-    return into
+def release_course(tmp_path_factory) -> Course:
+    """A copy of the course's inputs (source notebooks, reference/, nbgrader_config.py), released.
+
+    Only the notebooks are copied from assignments/: the helper folders there are the
+    release's output, so comparing them with the committed ones (test_release.py) shows
+    whether they are stale. The repository itself is never written to."""
+    root = tmp_path_factory.mktemp("course")
+    for notebook in sorted(COURSE.source_dir.glob("*/*.ipynb")):
+        copy = root / notebook.relative_to(COURSE.root)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(notebook, copy)
+    shutil.copytree(COURSE.reference_dir, root / "reference", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(COURSE.root / "nbgrader_config.py", root / "nbgrader_config.py")
+    course = Course(root)
+    release(course)
+    return course
+
+
+@pytest.fixture(scope="session")
+def release_dir(release_course) -> Path:
+    """What ``autograder release`` writes into student_template/, made from the copy."""
+    return release_course.release_dir
 
 
 @pytest.fixture

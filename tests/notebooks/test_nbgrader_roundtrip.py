@@ -2,8 +2,9 @@
 
 One temporary nbgrader course (its own gradebook) holds both assignments and two
 students: ``solved`` hands in the released notebook with the source's solution regions
-pasted in, ``untouched`` hands in the released notebook as it is. The helper package
-lies beside each submission, as it does in a student's folder.
+pasted in, ``untouched`` hands in the released notebook as it is. Only the notebook is
+handed in, as the student README says: nbgrader copies the helper package from the
+source folder (``assignments/<a>/d2l_attention/``) beside each submission itself.
 """
 import shutil
 import subprocess
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .cells import (ASSIGNMENTS, REPO, copy_helpers, grader_tasks, nbgrader, read, solved_copy,
-                    source_path, task_points)
+from .cells import (ASSIGNMENTS, REPO, grader_tasks, nbgrader, read, solved_copy, source_path,
+                    task_points)
 from .conftest import venv_env
 
 pytestmark = pytest.mark.slow
@@ -35,12 +36,12 @@ def nbgrader_cli(course: Path, *args: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, release_dir) -> Path:
+def course(tmp_path_factory) -> Path:
     """A course after generate_assignment, autograde and generate_feedback of both students."""
     root = tmp_path_factory.mktemp("course")
     assert (REPO / "nbgrader_config.py").exists()  # load_subconfig skips a missing file silently
     (root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(repo=str(REPO), root=str(root)))
-    shutil.copytree(REPO / "assignments", root / "source")
+    shutil.copytree(REPO / "assignments", root / "source", ignore=shutil.ignore_patterns("__pycache__"))
     for assignment in ASSIGNMENTS:
         nbgrader_cli(root, "generate_assignment", assignment, "--force")
         released = root / "release" / assignment / f"{assignment}.ipynb"
@@ -51,7 +52,6 @@ def course(tmp_path_factory, release_dir) -> Path:
             else:
                 folder.mkdir(parents=True)
                 shutil.copy(released, folder / released.name)
-            copy_helpers(release_dir, assignment, folder)
         nbgrader_cli(root, "autograde", assignment, "--force")
         nbgrader_cli(root, "generate_feedback", assignment, "--force")
     return root
@@ -123,3 +123,13 @@ def test_feedback_is_generated(course, assignment, student):
     page = course / "feedback" / student / assignment / f"{assignment}.html"
     earned = auto if student == "solved" else 0
     assert f"Score: {earned:.1f} / {total:.1f}" in page.read_text()
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+@pytest.mark.parametrize("student", STUDENTS)
+def test_only_the_notebook_is_handed_in(course, assignment, student):
+    """Is the notebook all the student hands in, with nbgrader putting the helpers beside it?"""
+    submitted = course / "submitted" / student / assignment
+    assert [path.name for path in submitted.iterdir()] == [f"{assignment}.ipynb"]
+    autograded = course / "autograded" / student / assignment
+    assert (autograded / "d2l_attention" / "__init__.py").is_file()

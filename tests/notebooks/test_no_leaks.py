@@ -7,8 +7,9 @@ stripped; blank lines, comment-only lines (starting with ``#``) and lines that a
 in the source notebook outside those regions (the skeleton the student gets anyway, e.g.
 ``super().__init__()``) are not secret. A leak is a secret line that appears as a line of
 any file in the assignment's released folder (notebook cells and outputs, the helper
-package) or of the release's top-level files.
+package and its zip) or of the release's top-level files.
 """
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,11 @@ def secret_lines(assignment: str) -> dict[str, set[str]]:
 
 
 def released_lines(path: Path) -> list[str]:
-    """The stripped lines of a released file; for a notebook, of its cells and outputs."""
+    """The stripped lines of a released file; of a notebook's cells and outputs; of a zip's files."""
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            texts = [archive.read(name).decode("utf-8") for name in archive.namelist()]
+        return [line.strip() for text in texts for line in text.split("\n")]
     if path.suffix != ".ipynb":
         return [line.strip() for line in path.read_text(encoding="utf-8").split("\n")]
     texts = []

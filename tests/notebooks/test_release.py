@@ -1,23 +1,39 @@
-"""``make release``: is the committed student_template/ exactly what the release step makes?"""
+"""``autograder release``: are the committed helpers and student_template/ exactly what it makes?"""
 import ast
+import io
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from autograder.course import COURSE, HELPER_MODULES
+from autograder.release import STUDENT_REQUIREMENTS
 
 from .cells import ASSIGNMENTS, REPO
+from .conftest import venv_env
 
 TEMPLATE = REPO / "student_template"
 # What running a released notebook leaves behind (Python's bytecode, hypothesis's cache
 # when a hidden test cell runs there); git ignores both.
 NOT_RELEASED = {"__pycache__", ".hypothesis"}
-HEADER = "# Generated from reference/{}.py by `make release`; do not edit.\n"
+HEADER = "# Generated from reference/{}.py by `autograder release`; do not edit.\n"
 
 
-def tree(root: Path) -> dict[str, bytes]:
+def tree(root: Path, skip_notebooks: bool = False) -> dict[str, bytes]:
     return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
-            if path.is_file() and not NOT_RELEASED & set(path.relative_to(root).parts)}
+            if path.is_file() and not NOT_RELEASED & set(path.relative_to(root).parts)
+            and not (skip_notebooks and path.suffix == ".ipynb")}
+
+
+def assert_same_tree(expected: dict[str, bytes], committed: dict[str, bytes], what: str) -> None:
+    assert sorted(committed) == sorted(expected), f"run `autograder release` and commit {what}"
+    changed = [name for name in expected if committed[name] != expected[name]]
+    assert not changed, f"stale files in {what} (run `autograder release`): {changed}"
 
 
 def test_template_is_exactly_the_release(release_dir):
@@ -27,34 +43,48 @@ def test_template_is_exactly_the_release(release_dir):
     sources, cell ids come from the source notebook, no timestamps), so nothing is ignored
     but the run-time leftovers in NOT_RELEASED.
     """
-    expected, committed = tree(release_dir), tree(TEMPLATE)
-    assert sorted(committed) == sorted(expected), "run `make release` and commit student_template/"
-    changed = [name for name in expected if committed[name] != expected[name]]
-    assert not changed, f"stale files (run `make release`): {changed}"
+    assert_same_tree(tree(release_dir), tree(TEMPLATE), "student_template/")
+
+
+def test_source_helpers_are_exactly_the_release(release_course):
+    """Are the committed assignments/<a>/d2l_attention/ folders and zips what the release writes?"""
+    assert_same_tree(tree(release_course.source_dir, skip_notebooks=True),
+                     tree(COURSE.source_dir, skip_notebooks=True), "assignments/*/d2l_attention*")
 
 
 def test_release_layout(release_dir):
-    """Does each assignment get its notebook and only the helpers it may see?"""
+    """Does each assignment get its notebook, the zip for Colab and only the helpers it may see?"""
+    def package(assignment: str, modules: tuple[str, ...]) -> list[str]:
+        return [f"{assignment}/{assignment}.ipynb", f"{assignment}/d2l_attention.zip",
+                *(f"{assignment}/d2l_attention/{name}.py" for name in ("__init__", *modules))]
     assert sorted(tree(release_dir)) == sorted([
         "README.md", "requirements.txt",
-        "attention_scoring/attention_scoring.ipynb",
-        "attention_scoring/d2l_attention/__init__.py",
-        "attention_scoring/d2l_attention/plots.py",
-        "bahdanau/bahdanau.ipynb",
-        *(f"bahdanau/d2l_attention/{name}.py" for name in
-          ("__init__", "book", "seq2seq", "data", "training", "bleu", "plots")),
+        *package("attention_scoring", ("plots",)),
+        *package("bahdanau", ("book", "seq2seq", "data", "training", "bleu", "plots")),
     ])
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_helpers_are_marked_copies_of_the_reference(release_dir, assignment):
+def test_helpers_are_marked_copies_of_the_reference(release_course, assignment):
     """Is every helper module reference/<name>.py verbatim below a do-not-edit header?"""
-    package = release_dir / assignment / "d2l_attention"
-    for module in package.glob("*.py"):
-        if module.name == "__init__.py":
-            continue
-        original = (REPO / "reference" / module.name).read_text(encoding="utf-8")
-        assert module.read_text(encoding="utf-8") == HEADER.format(module.stem) + original
+    package = release_course.helper_package(assignment)
+    modules = sorted(module.stem for module in package.glob("*.py") if module.stem != "__init__")
+    assert modules == sorted(HELPER_MODULES[assignment])
+    for name in modules:
+        original = (REPO / "reference" / f"{name}.py").read_text(encoding="utf-8")
+        assert (package / f"{name}.py").read_text(encoding="utf-8") == HEADER.format(name) + original
+    assert (package / "__init__.py").read_text().startswith("# Generated by `autograder release`")
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_zip_holds_the_helper_package(release_dir, assignment):
+    """Does d2l_attention.zip unpack to exactly the released d2l_attention/ folder?"""
+    folder = release_dir / assignment
+    with zipfile.ZipFile(io.BytesIO((folder / "d2l_attention.zip").read_bytes())) as archive:
+        unpacked = {name: archive.read(name) for name in archive.namelist()}
+    expected = {f"d2l_attention/{path.name}": path.read_bytes()
+                for path in sorted((folder / "d2l_attention").glob("*.py"))}
+    assert unpacked == expected
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -71,10 +101,38 @@ def test_helpers_import_on_their_own(release_dir, assignment):
     subprocess.run([sys.executable, "-c", probe], cwd=folder, check=True, capture_output=True)
 
 
-def test_student_requirements_follow_pyproject(release_dir):
-    """Are the student's requirements pinned to the versions the course is tested with?"""
+@pytest.mark.slow
+def test_plain_generate_assignment_releases_the_helpers(tmp_path):
+    """Does a TA's own `nbgrader generate_assignment --force` give the committed release, helpers included?
+
+    The course here is the committed assignments/ (notebooks and helper folders) with the
+    repository's nbgrader_config.py; nothing of autograder runs."""
+    shutil.copytree(COURSE.source_dir, tmp_path / "assignments",
+                    ignore=shutil.ignore_patterns(*NOT_RELEASED))
+    shutil.copy(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    for assignment in ASSIGNMENTS:
+        done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment,
+                               "--force", "--no-db"], cwd=tmp_path, env=venv_env(),
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert_same_tree(tree(TEMPLATE / assignment), tree(tmp_path / "student_template" / assignment),
+                         f"student_template/{assignment}")
+
+
+def test_student_requirements_are_lower_bounds_the_course_meets(release_dir):
+    """Are the student's requirements lower bounds only, met by the versions the course is tested with?
+
+    Lower bounds never replace a newer torch (Colab's, or the CPU build the Linux steps
+    install first); the project's own pins must lie inside them."""
     import tomllib
-    pinned = set(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
-    requirements = (release_dir / "requirements.txt").read_text().split()
-    assert [line.split("==")[0] for line in requirements] == ["torch", "numpy", "matplotlib", "tqdm"]
-    assert set(requirements) <= pinned
+    pinned = {Requirement(line).name.lower(): Requirement(line)
+              for line in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]}
+    lines = [line for line in (release_dir / "requirements.txt").read_text().splitlines()
+             if line and not line.startswith("#")]
+    required = [Requirement(line) for line in lines]
+    assert [r.name for r in required] == list(STUDENT_REQUIREMENTS)
+    for requirement in required:
+        [bound] = requirement.specifier
+        assert bound.operator == ">=", requirement
+        [pin] = pinned[requirement.name].specifier
+        assert requirement.specifier.contains(Version(pin.version)), (requirement, pin)

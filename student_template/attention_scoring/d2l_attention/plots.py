@@ -1,4 +1,4 @@
-# Generated from reference/plots.py by `make release`; do not edit.
+# Generated from reference/plots.py by `autograder release`; do not edit.
 """Attention heatmaps (D2L 11.1's show_heatmaps), rendered without a display."""
 import io
 from pathlib import Path

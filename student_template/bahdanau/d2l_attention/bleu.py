@@ -1,4 +1,4 @@
-# Generated from reference/bleu.py by `make release`; do not edit.
+# Generated from reference/bleu.py by `autograder release`; do not edit.
 """BLEU as defined in D2L 10.7.6: brevity penalty times weighted n-gram precisions."""
 import collections
 import math

@@ -1,4 +1,4 @@
-# Generated from reference/book.py by `make release`; do not edit.
+# Generated from reference/book.py by `autograder release`; do not edit.
 """The chapter's own code, as published in D2L 11.3-11.4 (PyTorch edition).
 
 This module is public: it ships with the bahdanau assignment (which builds on it), and

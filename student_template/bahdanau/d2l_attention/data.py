@@ -1,4 +1,4 @@
-# Generated from reference/data.py by `make release`; do not edit.
+# Generated from reference/data.py by `autograder release`; do not edit.
 """Translation data that works offline: the book's fra-eng format, and a synthetic corpus.
 
 A ``TranslationData`` holds four aligned tensors, as the book's ``MTFraEng`` batches:

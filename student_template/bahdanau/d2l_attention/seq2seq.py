@@ -1,4 +1,4 @@
-# Generated from reference/seq2seq.py by `make release`; do not edit.
+# Generated from reference/seq2seq.py by `autograder release`; do not edit.
 """The book's encoder-decoder library (D2L 10.6-10.7, 11.4): bases, encoders, Seq2Seq.
 
 Public: ships to students inside the released helper package.

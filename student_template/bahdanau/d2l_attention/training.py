@@ -1,4 +1,4 @@
-# Generated from reference/training.py by `make release`; do not edit.
+# Generated from reference/training.py by `autograder release`; do not edit.
 """Training and evaluating a Seq2Seq model: Adam, gradient clipping, a progress bar."""
 import torch
 from torch import Tensor, nn
