@@ -102,7 +102,8 @@ class NbgraderCourse:
     def check(self, assignment: str, notebook: str, points: Mapping[str, float]) -> None:
         """Before grading: the gradebook knows ``assignment`` and its ``notebook``, and its test
         cells are exactly ``<task>_tests`` of the autograded tasks in ``points`` (task -> points)."""
-        name = Path(notebook).stem
+        name, where = Path(notebook).stem, self._source_notebook(assignment, notebook)
+        self._converter(writer=None)  # the course's autograde steps have an Execute to swap
         with self._gradebook() as gradebook:
             try:
                 source = gradebook.find_notebook(name, assignment)
@@ -115,13 +116,13 @@ class NbgraderCourse:
                      if cell.cell_type == "code" and cell.name not in answers}
         expected = {f"{task}{TESTS_SUFFIX}": float(max_score) for task, max_score in points.items()}
         for cell in sorted(cells.keys() ^ expected.keys()):
-            where = "the course's notebook" if cell in cells else "grader.yml"
-            raise CourseError(f"{self.root}/source/{assignment}/{notebook}: test cell {cell!r} is only in {where}; "
-                              "the course's source notebook and grader.yml must grade the same tasks")
+            side = "the course's notebook" if cell in cells else "grader.yml"
+            raise CourseError(f"{where}: test cell {cell!r} is only in {side}; the course's source notebook "
+                              "and grader.yml must grade the same tasks (then run generate_assignment again)")
         for cell, max_score in sorted(cells.items()):
             if float(max_score) != expected[cell]:
-                raise CourseError(f"{self.root}/source/{assignment}/{notebook}: {cell!r} has {max_score:g} points, "
-                                  f"grader.yml {expected[cell]:g}; make them equal and run generate_assignment again")
+                raise CourseError(f"{where}: {cell!r} has {max_score:g} points, grader.yml {expected[cell]:g}; "
+                                  "make them equal and run generate_assignment again")
 
     def record(self, result: SubmissionResult, submitted_notebook: Path) -> Path:
         """Write ``result`` into the course as ``nbgrader autograde`` would; return the autograded
@@ -148,15 +149,24 @@ class NbgraderCourse:
         """nbgrader's Autograde converter for one notebook, ``writer`` in place of Execute."""
         coursedir = self._coursedir()
         coursedir.assignment_id, coursedir.student_id, coursedir.notebook_id = assignment, student, notebook_id
-        converter = Autograde(coursedir=coursedir, parent=self._app)
-        converter.force = True  # the autograder's cache decides what is graded again, not nbgrader's
-        converter.autograde_preprocessors = _swap_execute(converter.autograde_preprocessors, writer)
+        converter = self._converter(writer)
         self._log.records.clear()
         try:
             converter.start()
         except NbGraderException:
             raise RecordError(f"{self.root}/submitted/{student}/{assignment}: nbgrader could not record it "
                               f"({self._log.reason()}); formgrader shows it as ungraded") from None
+
+    def _converter(self, writer: WriteAutograderOutputs | None) -> Autograde:
+        """nbgrader's Autograde converter with the course's steps, ``writer`` in place of Execute."""
+        converter = Autograde(coursedir=self._coursedir(), parent=self._app)
+        converter.force = True  # the autograder's cache decides what is graded again, not nbgrader's
+        converter.autograde_preprocessors = swap_execute(converter.autograde_preprocessors, writer)
+        return converter
+
+    def _source_notebook(self, assignment: str, notebook: str) -> Path:
+        coursedir = self._coursedir()
+        return Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) / notebook
 
     def _locate(self, path: Path) -> tuple[str, str, str]:
         """(student, assignment, notebook file name) of a notebook in the course's submitted/."""
@@ -168,8 +178,8 @@ class NbgraderCourse:
             raise RecordError(f"{path}: not a notebook of {submitted}/<student>/<assignment>/") from None
         folder = submitted / student / assignment
         # nbgrader copies every file of the folder into autograded/: nothing may be read through a link.
-        odd = next((p for p in [folder, *folder.rglob("*")] if p.is_symlink() or not (p.is_file() or p.is_dir())),
-                   None)
+        odd = next((p for p in [folder.parent, folder, *folder.rglob("*")]
+                    if p.is_symlink() or not (p.is_file() or p.is_dir())), None)
         if odd is not None:
             raise RecordError(f"{odd}: a symbolic link or another non-regular file; nothing of "
                               f"{student}'s {assignment} was recorded (remove it and grade again)")
@@ -261,7 +271,7 @@ def _is_course(folder: Path) -> bool:
     return (folder / "nbgrader_config.py").is_file() or (folder / "gradebook.db").is_file()
 
 
-def _swap_execute(preprocessors: list, writer: WriteAutograderOutputs) -> list:
+def swap_execute(preprocessors: list, writer: WriteAutograderOutputs | None) -> list:
     """The course's autograde steps with ``writer`` where nbgrader's Execute (or a subclass) was."""
     steps = [import_item(step) if isinstance(step, str) else step for step in preprocessors]
     executes = [i for i, step in enumerate(steps) if isinstance(step, type) and issubclass(step, Execute)]

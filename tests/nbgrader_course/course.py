@@ -65,10 +65,13 @@ class Course:
             folder.mkdir()
         (self.root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(
             repo=str(REPO), root=str(self.root), course_id=COURSE_ID, exchange=str(self.exchange)))
-        helpers = REPO / "assignments" / ASSIGNMENT / "d2l_attention"
-        assert helpers.is_dir(), (f"{helpers} is missing: the helper package must live in the source folder "
-                                  "(issue 12) for nbgrader to release it and copy it into autograded/")
         shutil.copytree(REPO / "assignments" / ASSIGNMENT, self.root / "source" / ASSIGNMENT)
+
+    def require_helpers(self) -> None:
+        """The notebook imports ``d2l_attention``: nbgrader releases it and copies it into every
+        autograded submission only from the source folder (a student hands in the notebook alone)."""
+        helpers = REPO / "assignments" / ASSIGNMENT / "d2l_attention"
+        assert helpers.is_dir(), f"{helpers} is missing: the helper package must live in the source folder (issue 12)"
 
     @property
     def db_url(self) -> str:

@@ -105,6 +105,7 @@ AFTER = {"nbgrader release_assignment": students_submit, "autograder grade": aft
 @pytest.fixture(scope="module")
 def kept(tmp_path_factory) -> dict:
     course = Course(tmp_path_factory.mktemp("nbgrader"))
+    course.require_helpers()
     kept: dict = {"course": course, "commands": readme_commands()}
     for command in kept["commands"]:
         course.run(command)
