@@ -22,6 +22,7 @@ import contextlib
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.autogradeapp import AutogradeApp
 from nbgrader.converters import Autograde, NbGraderException
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from sqlalchemy.exc import SAWarning
 from traitlets import Dict, Unicode
 from traitlets.utils.importstring import import_item
 
@@ -152,7 +154,11 @@ class NbgraderCourse:
         converter = self._converter(writer)
         self._log.records.clear()
         try:
-            converter.start()
+            with warnings.catch_warnings():
+                # nbgrader's own update_or_create_submission trips SQLAlchemy's autoflush warning
+                # on every new submission; it would interleave with the grader's progress lines.
+                warnings.simplefilter("ignore", SAWarning)
+                converter.start()
         except NbGraderException:
             raise RecordError(f"{self.root}/submitted/{student}/{assignment}: nbgrader could not record it "
                               f"({self._log.reason()}); formgrader shows it as ungraded") from None
