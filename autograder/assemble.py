@@ -3,7 +3,9 @@ locked cell taken from the TA's source notebook by grade id, and no test cell at
 
 Tampering (deleted, edited, duplicated or re-labelled cells, changed points, an old
 nbformat) becomes a named warning or error; it never adds points, because test cells,
-points and locked code always come from the source.
+points and locked code always come from the source. Malformed notebook JSON (metadata
+that is not a mapping, a grade id that is not a string, ...) is the student's error with
+its reason, never the grader's crash.
 """
 import re
 from dataclasses import dataclass, field
@@ -12,113 +14,157 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import compute_checksum
 
+from .results import Issue, text
+
 MAGIC = re.compile(r"^\s*[%!]")
 
 
 @dataclass
-class Program:
-    cells: list[tuple[str, str]] = field(default_factory=list)   # (label, source), in run order
-    warnings: list[dict] = field(default_factory=list)
-    errors: list[dict] = field(default_factory=list)
+class CellPlan:
+    """The cells to run, in order, as (label, source); a label is a grade id or ``#n``
+    (the student's own n-th cell, counted from 1 as Jupyter shows them)."""
+    cells: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[Issue] = field(default_factory=list)
+    errors: list[Issue] = field(default_factory=list)
+
+    def warn(self, code: str, message, task: str | None = None) -> None:
+        self.warnings.append(Issue(code=code, task=task, text=message))
+
+    def error(self, code: str, message, task: str | None = None) -> None:
+        self.errors.append(Issue(code=code, task=task, text=message))
 
 
-def issue(code: str, message: str, task: str | None = None) -> dict:
-    return {"code": code, "task": task, "message": message}
+def nbgrader_meta(cell) -> dict:
+    """A cell's nbgrader metadata; anything malformed reads as none."""
+    meta = cell.get("metadata") if isinstance(cell, dict) else None
+    found = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
-def _nbgrader(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+MAX_GRADE_ID = 100  # nbgrader's own grade ids are short; a longer one is not a grade id
 
 
-def read_notebook(path: Path, program: Program):
-    """The notebook as nbformat v4, or None with the reason in ``program.errors``."""
+def grade_id(cell) -> str | None:
+    gid = nbgrader_meta(cell).get("grade_id")
+    return gid if isinstance(gid, str) and 0 < len(gid) <= MAX_GRADE_ID else None
+
+
+def read_notebook(path: Path, data: bytes, plan: CellPlan):
+    """The notebook as nbformat v4, or None with the reason in ``plan.errors``."""
     try:
-        as_written = nbformat.reads(path.read_text(encoding="utf-8"), as_version=nbformat.NO_CONVERT)
+        as_written = nbformat.reads(data.decode("utf-8"), as_version=nbformat.NO_CONVERT)
         version = as_written.get("nbformat")
         notebook = nbformat.convert(as_written, 4)  # what nbformat.read(as_version=4) does, without reading twice
-    except (OSError, UnicodeDecodeError) as error:
-        program.errors.append(issue("unreadable", f"{path.name}: cannot read the file ({error})"))
+        if not isinstance(notebook.get("cells"), list):
+            raise ValueError("it has no list of cells")
+    except UnicodeDecodeError as error:
+        plan.error("unreadable", text("issue.not_utf8", name=path.name, position=error.start))
         return None
     except Exception as error:  # nbformat raises several kinds for invalid JSON or schema
-        program.errors.append(issue("invalid_notebook", f"{path.name}: not a valid notebook "
-                                    f"({str(error).splitlines()[0][:200]}); re-download the template"))
+        reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
+        plan.error("invalid_notebook", text("issue.invalid_notebook", name=path.name, reason=reason))
         return None
     if version != 4:
-        program.warnings.append(issue("old_nbformat", f"{path.name}: nbformat {version}, converted to 4"))
+        plan.warn("old_nbformat", text("issue.old_nbformat", name=path.name, version=str(version)))
     return notebook
 
 
-def _strip_magics(source: str, label: str, program: Program) -> str:
-    kept = [line for line in source.splitlines() if not MAGIC.match(line)]
-    if len(kept) != len(source.splitlines()):
-        program.warnings.append(issue("magic_removed", f"cell {label}: IPython magics and shell "
-                                      f"escapes (% and !) were removed before grading"))
-    return "\n".join(kept)
+def assemble(submission, source, tasks: list[str], plan: CellPlan) -> None:
+    """Add the cells to run for ``submission`` (nbformat v4) against the TA's ``source``."""
+    try:
+        _assemble(submission, source, tasks, plan)
+    except (AttributeError, TypeError, ValueError, KeyError) as error:  # a cell that is not a cell
+        plan.cells.clear()
+        plan.error("invalid_notebook", text("issue.invalid_cells", reason=f"{type(error).__name__}: {error}"[:200]))
 
 
-def assemble(submission, source, tasks: list[str]) -> Program:
-    """The cells to run for ``submission`` (nbformat v4) against the TA's ``source``."""
-    program = Program()
-    source_cells = {_nbgrader(c).get("grade_id"): c for c in source.cells if _nbgrader(c).get("grade_id")}
+def _assemble(submission, source, tasks: list[str], plan: CellPlan) -> None:
+    source_cells = {grade_id(c): c for c in source.cells if grade_id(c)}
+    if not any(grade_id(cell) for cell in submission.cells):
+        return _assemble_stripped(submission, source, plan)
     order = {gid: i for i, gid in enumerate(source_cells)}
     seen: dict[str, int] = {}
-    for number, cell in enumerate(submission.cells):
-        gid = _nbgrader(cell).get("grade_id")
+    for number, cell in enumerate(submission.cells, start=1):
+        gid = grade_id(cell)
+        if gid is None and nbgrader_meta(cell).get("grade_id") is not None:
+            plan.warn("bad_grade_id", text("issue.bad_grade_id", cell=f"#{number}"))
         if gid in seen:
-            program.warnings.append(issue("duplicate_cell", f"grade id {gid!r} appears again (cell {number}); "
-                                          f"only the first is used", gid if gid in tasks else None))
+            plan.warn("duplicate_cell", text("issue.duplicate_cell", gid=gid, cell=f"#{number}"),
+                      gid if gid in tasks else None)
             continue
         if gid is not None and gid not in source_cells:
-            program.warnings.append(issue("unknown_grade_id", f"cell {number} has grade id {gid!r}, which the "
-                                          f"assignment does not have; it runs as your own cell"))
+            plan.warn("unknown_grade_id", text("issue.unknown_grade_id", cell=f"#{number}", gid=gid))
         origin = source_cells.get(gid)
         if origin is not None:
             seen[gid] = number
-            _compare_cells(cell, origin, gid, program)
-        if cell.cell_type != "code" and (origin is None or origin.cell_type != "code"):
+            _compare_cells(cell, origin, gid, plan)
+        if cell.get("cell_type") != "code" and (origin is None or origin.cell_type != "code"):
             continue
         if origin is None:
-            program.cells.append((f"your cell {number}", _strip_magics(cell.source, str(number), program)))
-        elif _nbgrader(origin).get("solution"):
-            if cell.cell_type == "code":
-                program.cells.append((gid, _strip_magics(cell.source, gid, program)))
-        elif not _nbgrader(origin).get("grade") and origin.cell_type == "code":
-            program.cells.append((gid, origin.source))  # locked: the TA's version, always
-    _restore_deleted(source_cells, order, seen, tasks, program)
-    return program
+            plan.cells.append((f"#{number}", _strip_magics(_source(cell), f"#{number}", plan)))
+        elif nbgrader_meta(origin).get("solution"):
+            if cell.get("cell_type") == "code":
+                plan.cells.append((gid, _strip_magics(_source(cell), gid, plan)))
+        elif not nbgrader_meta(origin).get("grade") and origin.cell_type == "code":
+            plan.cells.append((gid, origin.source))  # locked: the TA's version, always
+    _restore_deleted(source_cells, order, seen, tasks, plan)
 
 
-def _compare_cells(cell, origin, gid: str, program: Program) -> None:
+def _assemble_stripped(submission, source, plan: CellPlan) -> None:
+    """No cell carries nbgrader metadata (the work was copied into a fresh notebook): run the
+    source's set-up cells (the locked code before the first solution), then the student's
+    cells in order; tasks are graded by the names they define."""
+    plan.warn("no_nbgrader_metadata", text("issue.no_nbgrader_metadata"))
+    for cell in source.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("solution"):
+            break
+        if cell.cell_type == "code" and not meta.get("grade"):
+            plan.cells.append((grade_id(cell) or "setup", cell.source))
+    for number, cell in enumerate(submission.cells, start=1):
+        if cell.get("cell_type") == "code":
+            plan.cells.append((f"#{number}", _strip_magics(_source(cell), f"#{number}", plan)))
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(part for part in source if isinstance(part, str))
+    if not isinstance(source, str):
+        raise TypeError(f"a cell's source is a {type(source).__name__}")
+    return source
+
+
+def _strip_magics(source: str, label: str, plan: CellPlan) -> str:
+    kept = [line for line in source.splitlines() if not MAGIC.match(line)]
+    if len(kept) != len(source.splitlines()):
+        plan.warn("magic_removed", text("issue.magic_removed", cell=label))
+    return "\n".join(kept)
+
+
+def _compare_cells(cell, origin, gid: str, plan: CellPlan) -> None:
     """Report what the student changed in a cell the grader takes from the source anyway."""
-    meta = _nbgrader(cell)
-    _compare_metadata(meta, _nbgrader(origin), gid, program)
-    locked = _nbgrader(origin).get("locked") and not _nbgrader(origin).get("solution")
+    meta, source_meta = nbgrader_meta(cell), nbgrader_meta(origin)
+    if meta.get("points") != source_meta.get("points") and source_meta.get("grade"):
+        plan.warn("points_changed", text("issue.points_changed", gid=gid, old=str(source_meta.get("points")),
+                                         new=str(meta.get("points"))))
+    if meta.get("solution") != source_meta.get("solution") or meta.get("grade") != source_meta.get("grade"):
+        plan.warn("cell_type_changed", text("issue.cell_type_changed", gid=gid))
+    locked = source_meta.get("locked") and not source_meta.get("solution")
     if locked and meta.get("checksum") != compute_checksum(cell):  # nbgrader's own checksum
-        program.warnings.append(issue("locked_cell_edited", f"cell {gid!r} is read-only and was edited "
-                                      f"(its checksum does not match); the source's version is used"))
+        plan.warn("locked_cell_edited", text("issue.locked_cell_edited", gid=gid))
 
 
-def _compare_metadata(meta: dict, origin: dict, gid: str, program: Program) -> None:
-    if meta.get("points") != origin.get("points") and origin.get("grade"):
-        program.warnings.append(issue("points_changed", f"cell {gid!r}: points changed from "
-                                      f"{origin.get('points')} to {meta.get('points')}; the source's count"))
-    if meta.get("solution") != origin.get("solution") or meta.get("grade") != origin.get("grade"):
-        program.warnings.append(issue("cell_type_changed", f"cell {gid!r}: its nbgrader type was changed; "
-                                      f"the source's is used"))
-
-
-def _restore_deleted(source_cells: dict, order: dict, seen: dict, tasks: list[str], program: Program) -> None:
+def _restore_deleted(source_cells: dict, order: dict, seen: dict, tasks: list[str], plan: CellPlan) -> None:
     """Locked cells the student deleted are put back; deleted solution cells are errors."""
     for gid, cell in source_cells.items():
         if gid in seen or cell.cell_type != "code":
             continue
-        meta = _nbgrader(cell)
+        meta = nbgrader_meta(cell)
         if meta.get("solution"):
-            program.errors.append(issue("deleted_cell", f"the solution cell {gid!r} is missing",
-                                        gid if gid in tasks else None))
+            plan.error("deleted_cell", text("issue.deleted_solution", gid=gid), gid if gid in tasks else None)
         elif not meta.get("grade"):
-            program.warnings.append(issue("deleted_cell", f"the locked cell {gid!r} was missing; the "
-                                          f"source's version runs in its place"))
-            labels = [label for label, _ in program.cells]
+            plan.warn("deleted_cell", text("issue.deleted_locked", gid=gid))
+            labels = [label for label, _ in plan.cells]
             before = [i for i, label in enumerate(labels) if order.get(label, -1) < order[gid]]
-            program.cells.insert(before[-1] + 1 if before else 0, (gid, cell.source))
+            plan.cells.insert(before[-1] + 1 if before else 0, (gid, cell.source))

@@ -1,7 +1,12 @@
-"""``autograder grade PATH... --assignment NAME --output DIR`` (SPEC §3): a thin verb over
-``pipeline``. Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 grader failure."""
+"""The command line (SPEC §3): thin verbs over library calls.
+
+    autograder grade PATH... --assignment NAME --output DIR
+    autograder release
+
+Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
+128 + the signal's number when stopped by SIGINT or SIGTERM (finished results are kept).
+"""
 import contextlib
-import os
 import sys
 import time
 from pathlib import Path
@@ -13,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 app = typer.Typer(add_completion=False, help="Autograder for the D2L attention unit.")
-console = Console(stderr=True, soft_wrap=True)
+console = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 @app.callback()
@@ -26,39 +31,47 @@ def grade(
     paths: Annotated[list[Path], typer.Argument(help="notebooks, nbgrader submitted/ folders or course roots")],
     assignment: Annotated[str, typer.Option(help="assignment name, e.g. attention_scoring")],
     output: Annotated[Path, typer.Option(help="folder for <student_id>.json, grades.csv and feedback/")],
-    jobs: Annotated[int, typer.Option(help="sandboxed workers in parallel (default: one per core)")] = 0,
+    jobs: Annotated[Optional[int], typer.Option(help="sandboxed workers in parallel (default: one per core)")] = None,
     seed: Annotated[Optional[int], typer.Option(help="hypothesis seed for the whole run")] = None,
     force: Annotated[bool, typer.Option(help="re-grade even unchanged submissions")] = False,
     config: Annotated[Optional[Path], typer.Option(help="grader.yml to use instead of the repo's")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda or auto (default: grader.yml)")] = None,
+    student: Annotated[Optional[list[str]], typer.Option(help="grade only this student (repeatable)")] = None,
 ) -> None:
     """Grade every submission found under PATHS and write the results to OUTPUT."""
-    from .config import ConfigError, load_config
+    from .config import ConfigError
+    from .run import Options, prepare
+    options = Options(paths, assignment, output, jobs, seed, force, config, device, student or [])
     try:
-        import torch
-        torch.set_num_threads(1)  # tiny ops are much slower with a thread pool here
-        from .pipeline import Batch, find_submissions, run_batch
-        cfg = load_config(config)
-        spec = cfg.assignment(assignment)
-        wanted = device or cfg.device
-        if wanted not in ("auto", "cpu", "cuda"):
-            raise ConfigError(f"--device {wanted!r}: use cpu, cuda or auto")
-        run_on = "cuda" if wanted == "cuda" or (wanted == "auto" and torch.cuda.is_available()) else "cpu"
-        submissions = find_submissions(paths, assignment, spec.notebook)
-        if not submissions:
-            raise ConfigError(f"no submissions found under {', '.join(map(str, paths))}")
-        batch = Batch(cfg, assignment, output, run_on, seed, force)
+        run = prepare(options)
     except ConfigError as error:
-        console.print(f"[red]error:[/red] {error}", highlight=False)
+        for line in str(error).splitlines():
+            console.print(f"[red]error:[/red] {line}")
         raise typer.Exit(2) from None
     started = time.monotonic()
     try:
-        with _progress(len(submissions)) as on_done:
-            results = run_batch(batch, submissions, jobs or os.cpu_count() or 1, on_done)
-    except Exception as error:
-        console.print(f"[red]grader failure:[/red] {type(error).__name__}: {error}", highlight=False)
+        with _progress(len(run.submissions)) as on_done:
+            status = run.execute(on_done)
+    except Exception as error:  # noqa: BLE001 - the grader's own failure, said once, here
+        console.print(f"[red]grader failure:[/red] {type(error).__name__}: {error}")
         raise typer.Exit(1) from None
-    _summary(results, list(spec.tasks), time.monotonic() - started)
+    _summary(run, time.monotonic() - started)
+    raise typer.Exit(status)
+
+
+@app.command()
+def release(
+    into: Annotated[Optional[Path], typer.Option(help="folder for the student versions "
+                                                     "(default: the repository's student_template/)")] = None,
+) -> None:
+    """Generate the student notebooks and helpers from assignments/ with nbgrader."""
+    from . import release as releasing
+    try:
+        written = releasing.release(into=into)
+    except releasing.ReleaseError as error:
+        console.print(f"[red]release failed:[/red] {error}")
+        raise typer.Exit(1) from None
+    console.print(f"released {len(written)} files")
 
 
 @contextlib.contextmanager
@@ -68,31 +81,54 @@ def _progress(total: int):
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), console=console) as bar:
             task = bar.add_task("grading", total=total)
-            yield lambda result, cached: bar.update(task, advance=1, description=result["student_id"])
+            yield lambda result, cached: bar.update(task, advance=1, description=result.student_id)
         return
     done, started = [0], time.monotonic()
 
-    def on_done(result: dict, cached: bool) -> None:
+    def on_done(result, cached: bool) -> None:
         done[0] += 1
         eta = (time.monotonic() - started) / done[0] * (total - done[0])
         note = " (unchanged, reused)" if cached else ""
-        console.print(f"[{done[0]}/{total}] {result['student_id']}: {result['score']:g}/{result['max_score']:g}"
-                      f"{note}  eta {eta:.0f} s", highlight=False)
+        console.print(f"[{done[0]}/{total}] {result.student_id}: autograded "
+                      f"{result.autograded_score:g}/{result.autograded_max:g}{note}  eta {eta:.0f} s")
+        sys.stderr.flush()
     yield on_done
 
 
-def _summary(results: list[dict], task_ids: list[str], seconds: float) -> None:
-    table = Table(title=f"{len(results)} submissions graded in {seconds:.1f} s")
+def _summary(run, seconds: float) -> None:
+    from .run import signal_name
+    results = list(run.results.values())
+    table = Table(title=f"{len(results)} of {len(run.submissions)} submissions graded in {seconds:.1f} s "
+                        f"({len(run.reused)} reused)")
     table.add_column("task")
-    table.add_column("pass rate", justify="right")
-    for task_id in task_ids:
-        scored = [t for r in results for t in r["tasks"] if t["id"] == task_id and t["score"] is not None]
-        rate = sum(t["score"] >= t["max_score"] for t in scored) / len(scored) if scored else None
-        table.add_row(task_id, "manual" if rate is None else f"{rate:.0%}")
+    table.add_column("full marks", justify="right")
+    for task_id in run.batch.settings.spec.tasks:
+        if run.batch.settings.spec.is_manual(task_id):
+            table.add_row(task_id, "graded by the TA")
+            continue
+        tasks = [t for r in results if (t := r.task(task_id)) is not None]
+        full = sum(t.score is not None and t.score >= t.max_score for t in tasks)
+        table.add_row(task_id, f"{full}/{len(tasks)}")
     console.print(table)
-    mean = sum(r["score"] for r in results) / len(results) if results else 0.0
-    with_errors = sum(bool(r["errors"]) for r in results)
-    console.print(f"students: {len(results)}  mean score: {mean:.2f}  submissions with errors: {with_errors}")
+    if results:
+        first = results[0]
+        mean = sum(r.autograded_score for r in results) / len(results)
+        console.print(f"mean autograded score {mean:.2f} / {first.autograded_max:g}; manual points pending "
+                      f"{first.manual_max:g} per student (written answers, graded by the TA)")
+    with_errors = sorted(sid for sid, r in run.results.items() if r.errors)
+    if with_errors:
+        console.print(f"students with errors ({len(with_errors)}): {', '.join(with_errors)} "
+                      f"(see their feedback in {run.folder.path / 'feedback'})")
+    for note in run.folder.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    if run.failed:
+        console.print(f"[red]the grader failed on[/red] {', '.join(sorted(run.failed))}: "
+                      f"run the same command again to grade them")
+    if run.stopped_by is not None:
+        console.print(f"[yellow]stopped by {signal_name(128 + run.stopped_by)}:[/yellow] "
+                      f"{len(results)} of {len(run.submissions)} graded and kept in {run.folder.path}; "
+                      f"run the same command again to grade the other {len(run.missing)}")
+    console.print(f"results: {run.folder.path} (grades.csv, <student>.json, feedback/)")
 
 
 def main() -> None:

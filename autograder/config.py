@@ -10,7 +10,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from .course import COURSE, Course
 
 
 class ConfigError(Exception):
@@ -29,6 +29,12 @@ class SandboxConfig(BaseModel):
     max_output_kb: PositiveInt = Field(64, description="printed output kept for the feedback")
 
 
+    def limits(self):
+        """The sandbox's ``Limits`` for these settings."""
+        from .sandbox.sandbox import Limits
+        return Limits(**self.model_dump())
+
+
 class ManualTask(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     manual: PositiveFloat = Field(description="points of a written answer graded by the TA")
@@ -44,12 +50,16 @@ class AssignmentConfig(BaseModel):
         task = self.tasks[task_id]
         return task.manual if isinstance(task, ManualTask) else sum(task.values())
 
+    def is_manual(self, task_id: str) -> bool:
+        return isinstance(self.tasks[task_id], ManualTask)
+
 
 class GraderConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     language: Literal["en", "ru"] = Field("en", description="language of the feedback")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="where the checks run")
     seed: int | None = Field(None, description="overrides the per-assignment hypothesis seed")
+    max_notebook_mb: PositiveInt = Field(20, description="a larger submission is not read (scored 0)")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     assignments: dict[str, AssignmentConfig]
 
@@ -84,20 +94,37 @@ def _describe(error: dict) -> str:
     return f"{location}: {error['msg'].lower()}"
 
 
-def load_config(path: Path | None = None) -> GraderConfig:
+def load_config(path: Path | None = None, course: Course = COURSE) -> GraderConfig:
     """Read and validate grader.yml, then check its checks against the grader's own."""
-    path = path or REPO_ROOT / "grader.yml"
+    return parse_config(read_config(path or course.config_path), path or course.config_path, course)
+
+
+def read_config(path: Path) -> bytes:
+    """The file's bytes (what the result cache keys on), or a ``ConfigError`` saying why not."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return path.read_bytes()
     except OSError as error:
         raise ConfigError(f"{path}: cannot read ({error.strerror}); pass --config PATH") from None
+
+
+def parse_config(data: bytes, path: Path, course: Course = COURSE) -> GraderConfig:
+    try:
+        raw = yaml.safe_load(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML ({str(error).splitlines()[0]})") from None
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys (language:, sandbox:, assignments:), "
+                          f"got a {type(raw).__name__}")
     try:
         config = GraderConfig.model_validate(raw or {})
     except ValidationError as error:
         raise ConfigError("\n".join(f"{path.name}: {_describe(e)}" for e in error.errors())) from None
-    problems = _check_names(config) + _check_notebook_points(config)
+    problems = _check_names(config) + _check_notebook_points(config, course)
     if problems:
         raise ConfigError("\n".join(f"{path.name}: {p}" for p in problems))
     return config
@@ -122,13 +149,13 @@ def _check_names(config: GraderConfig) -> list[str]:
     return problems
 
 
-def _check_notebook_points(config: GraderConfig) -> list[str]:
+def _check_notebook_points(config: GraderConfig, course: Course) -> list[str]:
     """Each task's points must be those of its cell in the source notebook (the one source of
     truth for nbgrader's gradebook): the test cell ``<task>_tests``, or the manual cell."""
     import nbformat
     problems = []
     for name, assignment in config.assignments.items():
-        path = REPO_ROOT / "assignments" / name / assignment.notebook
+        path = course.source_notebook(name, assignment.notebook)
         try:
             cells = nbformat.read(path, as_version=4).cells
         except (OSError, ValueError) as error:

@@ -2,26 +2,34 @@
 import zlib
 from dataclasses import dataclass, field
 
-from .checks import TASKS, names_to_bind
-from .checks.core import Context, Outcome, run_check
-from .checks.softmax import warn_if_writes_input
-from .config import AssignmentConfig
-from .report import render_finding
+from .checks import TASKS, book_without, names_to_bind
+from .checks.core import Context, run_check
+from .config import AssignmentConfig, ConfigError, GraderConfig
+from .course import COURSE, Course
+from .results import CheckResult, Finding, Issue, TaskResult, text
 from .sandbox.proxy import Student, StudentError
 
 
-@dataclass
-class TaskResult:
-    id: str
-    score: float | None
-    max_score: float
-    checks: list[dict] = field(default_factory=list)
-    warnings: list[dict] = field(default_factory=list)
-    errors: list[dict] = field(default_factory=list)
-    lost_worker: bool = False
+@dataclass(frozen=True)
+class RunSettings:
+    """What every task of a run is graded with: derived once, from grader.yml and the CLI."""
+    assignment: str
+    spec: AssignmentConfig
+    seed: int
+    device: str = "cpu"
+    book_source: str = field(default_factory=COURSE.book_source, repr=False)
 
-    def to_json(self) -> dict:
-        return {"id": self.id, "score": self.score, "max_score": self.max_score, "checks": self.checks}
+    @classmethod
+    def resolve(cls, config: GraderConfig, assignment: str, seed: int | None = None,
+                device: str | None = None, course: Course = COURSE) -> "RunSettings":
+        """``seed`` and ``device`` override grader.yml's; raises ``ConfigError`` when unusable."""
+        seed = seed if seed is not None else config.seed
+        return cls(assignment, config.assignment(assignment), assignment_seed(assignment, seed),
+                   resolve_device(device or config.device), course.book_source())
+
+    @property
+    def autograded(self) -> list[str]:
+        return [task_id for task_id in self.spec.tasks if not self.spec.is_manual(task_id)]
 
 
 def assignment_seed(assignment: str, override: int | None) -> int:
@@ -29,54 +37,73 @@ def assignment_seed(assignment: str, override: int | None) -> int:
     return override if override is not None else zlib.crc32(assignment.encode())
 
 
-def grade_task(student: Student, assignment_name: str, assignment: AssignmentConfig, task_id: str,
-               seed: int, device: str = "cpu", language: str = "en") -> TaskResult:
-    points = assignment.tasks[task_id]
-    task = TASKS[task_id]
-    result = TaskResult(task_id, 0.0, assignment.points(task_id))
-    kind = student.kind(task.defines)
-    if kind is None:
-        message = (f"{task.defines} is not defined: run its cell (grade id {task_id}) without errors",
-                   f"{task.defines} не определено: ячейка {task_id} должна выполняться без ошибок")
-        result.checks = [_check_json(check.name, False, points[check.name], message[language == "ru"])
-                         for check in task.checks]
-        return result
-    ctx = Context(assignment_name, task_id, seed, device=device)
-    student.bind_book_versions(names_to_bind(task_id))
+def resolve_device(wanted: str) -> str:
+    """``auto`` is cuda when a GPU is there; ``cuda`` without one is a usage error."""
+    import torch
+    if wanted not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"device {wanted!r}: use cpu, cuda or auto")
+    if wanted == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device cuda: no CUDA device is visible here; use --device cpu (or auto)")
+    return "cuda" if wanted == "cuda" or (wanted == "auto" and torch.cuda.is_available()) else "cpu"
+
+
+@dataclass
+class TaskGrade:
+    """A task's result, with what the submission's result must also learn."""
+    result: TaskResult
+    warnings: list[Issue] = field(default_factory=list)
+    errors: list[Issue] = field(default_factory=list)
+    lost_worker: bool = False
+
+
+def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGrade:
+    """Run ``task_id``'s checks on the student's code; every check ends with a verdict."""
+    points, task = settings.spec.tasks[task_id], TASKS[task_id]
+    grade = TaskGrade(TaskResult(id=task_id, score=0.0, max_score=settings.spec.points(task_id)))
+    try:
+        defined = student.kind(task.defines) is not None
+        if defined:
+            student.bind_book_versions(names_to_bind(task_id), book_without(settings.book_source, task.defines))
+    except StudentError:  # the name's own type query ran student code, which raised
+        defined = False
+    if not defined:
+        problem = text("task.not_defined", name=task.defines, task=task_id)
+        grade.result.checks = [_not_run(check.name, points[check.name], problem) for check in task.checks]
+        return grade
+    ctx = Context(settings.assignment, task_id, settings.seed, device=settings.device)
     try:
         for check in task.checks:
-            outcome = run_check(check, student, ctx)
-            result.checks.append(_outcome_json(outcome, points[check.name], language))
+            outcome = run_check(check, student, ctx, points[check.name])
+            grade.result.checks.append(outcome.result)
             if outcome.grader_error:
-                result.errors.append({"code": "grader_error", "task": task_id, "message": outcome.grader_error})
+                grade.errors.append(Issue(code="grader_error", task=task_id,
+                                          text=text("issue.grader_error", detail=outcome.grader_error)))
             if outcome.worker_lost:
-                result.lost_worker = True
+                grade.lost_worker = True
                 break
-        if task_id == "masked_softmax" and not result.lost_worker:
-            warn_if_writes_input(student, ctx)
+        if task.remarks is not None and not grade.lost_worker:
+            task.remarks(student, ctx)
     except StudentError:
-        pass  # a non-scoring warning that could not run
+        pass  # a remark that could not run (the checks have judged already)
     finally:
-        if not result.lost_worker:
-            student.unbind()
-    done = {c["name"] for c in result.checks}
-    result.checks += [_check_json(check.name, False, points[check.name], "not run: the code did not finish")
-                      for check in task.checks if check.name not in done]
-    result.score = round(sum(c["score"] for c in result.checks), 6)
-    result.warnings = [{"code": code, "task": task_id, "message": text[language == "ru"]}
-                       for code, text in ctx.warnings]
-    return result
+        if not grade.lost_worker:
+            _unbind(student)
+    done = {c.name for c in grade.result.checks}
+    grade.result.checks += [_not_run(check.name, points[check.name], text("task.not_finished"))
+                            for check in task.checks if check.name not in done]
+    grade.result.score = round(sum(c.score for c in grade.result.checks), 6)
+    grade.result.seconds = round(sum(c.seconds for c in grade.result.checks), 4)
+    grade.warnings = [Issue(code=code, task=task_id, text=message) for code, message in ctx.warnings]
+    return grade
 
 
-def _check_json(name: str, passed: bool, points: float, message: str) -> dict:
-    return {"name": name, "passed": passed, "score": points if passed else 0.0,
-            "max_score": points, "message": message}
+def _unbind(student: Student) -> None:
+    try:
+        student.unbind()
+    except StudentError:
+        pass  # the next task binds afresh, and bind starts by unbinding
 
 
-def _outcome_json(outcome: Outcome, points: float, language: str) -> dict:
-    message = ""
-    if outcome.finding is not None:
-        message = render_finding(outcome.what, outcome.finding, language)
-    elif outcome.note is not None:
-        message = outcome.note[language == "ru"]
-    return _check_json(outcome.name, outcome.passed, points, message)
+def _not_run(name: str, points: float, problem) -> CheckResult:
+    return CheckResult(name=name, passed=False, score=0.0, max_score=points,
+                       finding=Finding(problem=problem))

@@ -11,13 +11,13 @@ import sys
 import warnings
 
 from .config import load_config
-from .grading import assignment_seed, grade_task
+from .grading import RunSettings, grade_task
 from .report import render_task_text
 
 
 @contextlib.contextmanager
 def _quiet_single_threaded():
-    """No stderr, no warnings, and one torch thread (tiny ops are slow with more here)."""
+    """No stderr, no warnings, and one torch thread (restored afterwards: it is the student's kernel)."""
     import torch
     threads = torch.get_num_threads()
     saved_stderr = sys.stderr
@@ -40,22 +40,17 @@ def grade(task_id: str, namespace: dict) -> float:
     except Exception as error:  # the grader's own failure: say so, never crash the cell
         print(f"grader error while checking {task_id}: {type(error).__name__}: {error}")
         return 0.0
-    print(render_task_text(result.to_json(), language))
+    print(render_task_text(result, language))
     return float(min(result.score, result.max_score))
 
 
 def _grade(task_id: str, namespace: dict):
-    import torch
-
-    import reference.book
     from .sandbox.proxy import local_student
     from .sandbox.runner import Runner
 
     config = load_config()
     name = next(a for a, spec in config.assignments.items() if task_id in spec.tasks)
-    runner = Runner(book=reference.book)
+    settings = RunSettings.resolve(config, name)
+    runner = Runner()
     runner.use_namespace(namespace)
-    device = "cuda" if config.device == "cuda" or (config.device == "auto" and torch.cuda.is_available()) else "cpu"
-    student = local_student(runner, device)
-    seed = assignment_seed(name, config.seed)
-    return grade_task(student, name, config.assignment(name), task_id, seed, device, config.language), config.language
+    return grade_task(local_student(runner, settings.device), settings, task_id).result, config.language

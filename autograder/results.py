@@ -37,9 +37,10 @@ class Heatmap(BaseModel):
 class Finding(BaseModel):
     """Why a check failed, in course terms. Every field but ``problem`` is optional."""
     problem: Text
+    checked: Text | None = None             # what the check checks (its ``what``)
     case_code: str | None = None           # the smallest failing input, as runnable code
-    expected: str | None = None
-    got: str | None = None
+    expected: Text | str | None = None      # a value (str) or a description (Text)
+    got: Text | str | None = None
     difference: Text | None = None          # where the largest difference is, and by how much
     mistake: str | None = None              # id in the mistakes catalogue (checks/mistakes.py)
     heatmap: Heatmap | None = None

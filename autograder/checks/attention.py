@@ -14,15 +14,16 @@ from torch import Tensor
 
 from reference import attention as ref
 
-from .compare import check_tensor, tolerance
-from .core import Check, Context, Finding, search
+from ..results import text
+from .compare import check_shape, check_tensor, tolerance
+from .core import Check, CheckFailed, Context, fail, search
 from .devices import WHAT as DEVICE_WHAT, on_meta
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
-OUTPUT = ("attention output", "выход внимания")
-WEIGHTS = ("attention_weights", "attention_weights")
+OUTPUT = text("tensor.attention_output")
+WEIGHTS = text("tensor.stored_weights")
 Scores = Callable[[torch.nn.Module, Tensor, Tensor], Tensor]  # (module, queries, keys) -> (B, Q, K)
 
 
@@ -53,13 +54,14 @@ class AttentionTask:
     mistaken_scores: dict[str, Scores]         # known mistakes in the score function
     different_sizes: bool = False              # queries and keys may differ in size
     hidden: bool = False                       # takes num_hiddens
+    two_d_check: bool = False                  # a separate check for 2-D valid_lens
 
 
-TASKS = {
+MODULES = {
     "dot_product_attention": AttentionTask(
         "DotProductAttention", ref.DotProductAttention, lambda case, p: {"dropout": p},
         lambda m, q, k: _dot(m, q, k) / _root_d(q),
-        {"no_sqrt": _dot, "scale_by_d": lambda m, q, k: _dot(m, q, k) / q.shape[-1]}),
+        {"no_sqrt": _dot, "scale_by_d": lambda m, q, k: _dot(m, q, k) / q.shape[-1]}, two_d_check=True),
     "additive_attention": AttentionTask(
         "AdditiveAttention", ref.AdditiveAttention,
         lambda case, p: {"num_hiddens": case.options["num_hiddens"], "dropout": p}, _additive,
@@ -100,9 +102,8 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
         module(*_inputs(case))  # lazy initialisation of the student's module
         missing = module.load_parameters(weights)
         if missing:
-            raise Finding((f"parameters {missing} not found: the contract names them "
-                           f"{sorted(weights)} (SPEC §2)", f"параметры {missing} не найдены: по "
-                           f"контракту они называются {sorted(weights)} (SPEC §2)"), case.code())
+            raise fail(text("attention.parameters_missing", missing=", ".join(missing),
+                            names=", ".join(sorted(weights))), case_code=case.code())
     if device != "cpu":
         module.to(device=device)
     return reference, module
@@ -146,8 +147,8 @@ def compare_to_reference(student, task: AttentionTask, case: Case, device: str) 
         tol = tolerance(reference(*_inputs(case)), expected)
     try:
         check_tensor(got, expected, tol, OUTPUT, case.code(), "(B, Q, v)")
-    except Finding as finding:
-        finding.mistake = _diagnose(student, task, reference, case, got, tol, device)
+    except CheckFailed as failed:
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, device)
         raise
     check_tensor(got_weights, reference64.attention_weights, max(tol, 1e-5), WEIGHTS, case.code(), "(B, Q, K)")
 
@@ -165,10 +166,10 @@ def _shapes(task: AttentionTask):
         def test(case: Case):
             _, module = build(student, task, case, device=ctx.device)
             q, k, v, _ = _inputs(case)
-            check_tensor(module(*_inputs(case.on(ctx.device))), torch.empty(q.shape[0], q.shape[1], v.shape[-1]),
-                         float("inf"), OUTPUT, case.code(), "(B, Q, v)")
-            check_tensor(module.attr("attention_weights"), torch.empty(q.shape[0], q.shape[1], k.shape[1]),
-                         float("inf"), WEIGHTS, case.code(), "(B, Q, K)")
+            check_shape(module(*_inputs(case.on(ctx.device))), (q.shape[0], q.shape[1], v.shape[-1]),
+                        OUTPUT, case.code(), "(B, Q, v)")
+            check_shape(module.attr("attention_weights"), (q.shape[0], q.shape[1], k.shape[1]),
+                        WEIGHTS, case.code(), "(B, Q, K)")
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden), test, ctx,
                max_examples=5)
     return run
@@ -184,14 +185,13 @@ def _dropout(task: AttentionTask):
             _, plain = build(student, task, case, dropout=0.0, device=ctx.device)
             expected, expected_weights = plain(*inputs), plain.attr("attention_weights")
             _, module = build(student, task, case, dropout=1.0, device=ctx.device)
-            check_tensor(module(*inputs), expected, 1e-5, ("eval-mode output with dropout=1",
-                         "выход в режиме eval при dropout=1"), case.code() + "\n# module.eval()")
+            check_tensor(module(*inputs), expected, 1e-5, text("attention.eval_dropout_output"),
+                         case.code() + "\n# module.eval()")
             module.train()
-            check_tensor(module(*inputs), torch.zeros_like(expected), 1e-6, ("train-mode output with "
-                         "dropout=1", "выход в режиме train при dropout=1"), case.code() + "\n# module.train()")
-            check_tensor(module.attr("attention_weights"), expected_weights, 1e-5, (
-                "attention_weights in train mode (before dropout)", "attention_weights в режиме train "
-                "(до dropout)"), case.code() + "\n# module.train()")
+            check_tensor(module(*inputs), torch.zeros_like(expected), 1e-6, text("attention.train_dropout_output"),
+                         case.code() + "\n# module.train()")
+            check_tensor(module.attr("attention_weights"), expected_weights, 1e-5,
+                         text("attention.train_weights"), case.code() + "\n# module.train()")
         search(attention_cases(with_lens=True, hidden=task.hidden), test, ctx, max_examples=5)
         _dropout_on_weights(student, task, ctx.device)
     return run
@@ -208,13 +208,11 @@ def _dropout_on_weights(student, task: AttentionTask, device: str) -> None:
     module.train()
     student.seed(0)
     got = module(*_inputs(case.on(device)))
-    check_tensor(got, torch.empty(4, 8, 1), float("inf"), OUTPUT, case.code(), "(B, Q, v)")
+    check_shape(got, (4, 8, 1), OUTPUT, case.code(), "(B, Q, v)")
     between = ((got > 0.01) & (got < 1.99)).sum().item()
     if between == 0:
-        raise Finding(("in train mode every output is 0 or 2: dropout is applied to the output "
-                       "instead of to the attention weights", "в режиме train каждый выход равен 0 или 2: "
-                       "dropout применён к выходу, а не к весам внимания"), case.code() + "\n# module.train()",
-                      expected="dropout(attention_weights) @ values", got="dropout(attention_weights @ values)")
+        raise fail(text("attention.dropout_on_output"), case_code=case.code() + "\n# module.train()",
+                   expected="dropout(attention_weights) @ values", got="dropout(attention_weights @ values)")
 
 
 def _meta(task: AttentionTask):
@@ -231,29 +229,17 @@ def _meta(task: AttentionTask):
     return run
 
 
-WHAT = {
-    "shapes": ("output is (B, Q, v) and attention_weights is (B, Q, K)",
-               "выход формы (B, Q, v), attention_weights формы (B, Q, K)"),
-    "matches": ("output and attention_weights equal the reference (same weights, eval mode)",
-                "выход и attention_weights совпадают с эталоном (те же веса, режим eval)"),
-    "2d": ("output equals the reference for valid_lens of shape (B, Q)",
-           "выход совпадает с эталоном при valid_lens формы (B, Q)"),
-    "sizes": ("queries and keys of different sizes work and match the reference",
-              "запросы и ключи разных размеров работают и совпадают с эталоном"),
-    "dropout": ("dropout acts on the weights in train mode only",
-                "dropout действует на веса только в режиме train"),
-}
-
-
 def checks_for(task_id: str) -> list[Check]:
-    task = TASKS[task_id]
-    checks = [Check("output and attention_weights shapes", WHAT["shapes"], _shapes(task)),
-              Check("matches the reference", WHAT["matches"],
-                    _matches(task, two_d=False if task_id == "dot_product_attention" else None))]
-    if task_id == "dot_product_attention":
-        checks.append(Check("matches the reference with 2-D valid_lens", WHAT["2d"], _matches(task, two_d=True)))
+    task = MODULES[task_id]
+
+    def check(name: str, run) -> Check:
+        return Check(name, text(f"what.attention.{name}"), run)
+    checks = [check("output and attention_weights shapes", _shapes(task)),
+              check("matches the reference", _matches(task, two_d=False if task.two_d_check else None))]
+    if task.two_d_check:
+        checks.append(check("matches the reference with 2-D valid_lens", _matches(task, two_d=True)))
     if task.different_sizes:
-        checks.append(Check("queries and keys of different sizes", WHAT["sizes"], _matches(task, same_sizes=False)))
-    checks += [Check("dropout only in train mode", WHAT["dropout"], _dropout(task)),
+        checks.append(check("queries and keys of different sizes", _matches(task, same_sizes=False)))
+    checks += [check("dropout only in train mode", _dropout(task)),
                Check("runs on any device", DEVICE_WHAT, _meta(task))]
     return checks

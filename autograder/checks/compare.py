@@ -2,7 +2,8 @@
 import torch
 from torch import Tensor
 
-from .core import Finding, Text
+from ..results import Text, text
+from .core import fail
 
 
 def excerpt(t: Tensor, limit: int = 8) -> str:
@@ -21,16 +22,20 @@ def tolerance(reference32: Tensor, reference64: Tensor) -> float:
     return 1e-5 + 1e-5 * scale + 50 * own_error
 
 
+def check_shape(got, shape: tuple, what: Text, case_code: str | None, shape_names: str = "") -> None:
+    """Raise unless ``got`` is a tensor of ``shape`` (its values are not looked at)."""
+    if not isinstance(got, Tensor):
+        kind = got.type_name if hasattr(got, "type_name") else type(got).__name__
+        raise fail(text("compare.not_tensor", what=what, kind=kind), case_code=case_code)
+    if tuple(got.shape) != tuple(shape):
+        raise fail(text("compare.wrong_shape", what=what), case_code=case_code,
+                   expected=f"{tuple(shape)} {shape_names}".strip(), got=str(tuple(got.shape)))
+
+
 def check_tensor(got, expected: Tensor, tol: float, what: Text, case_code: str | None,
                  shape_names: str = "") -> None:
-    """Raise a ``Finding`` unless ``got`` is a tensor of ``expected``'s shape within ``tol``."""
-    if not isinstance(got, Tensor):
-        kind = type(got).__name__ if not hasattr(got, "type_name") else got.type_name
-        raise Finding((f"{what[0]}: expected a tensor, got {kind}",
-                       f"{what[1]}: ожидался тензор, получено {kind}"), case_code)
-    if tuple(got.shape) != tuple(expected.shape):
-        raise Finding((f"{what[0]}: wrong shape", f"{what[1]}: неверная форма"), case_code,
-                      expected=f"{tuple(expected.shape)} {shape_names}".strip(), got=str(tuple(got.shape)))
+    """Raise unless ``got`` is a tensor of ``expected``'s shape, equal within ``tol``."""
+    check_shape(got, tuple(expected.shape), what, case_code, shape_names)
     diff = (got.double().cpu() - expected.double().cpu()).abs()
     if diff.numel() == 0:
         return
@@ -41,12 +46,11 @@ def check_tensor(got, expected: Tensor, tol: float, what: Text, case_code: str |
     index = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), diff.shape))
     got_value = got.double().cpu().reshape(-1)[worst].item()
     expected_value = expected.double().cpu().reshape(-1)[worst].item()
-    raise Finding((f"{what[0]}: values differ", f"{what[1]}: значения отличаются"), case_code,
-                  expected=excerpt(expected), got=excerpt(got),
-                  difference=(f"largest difference {abs(got_value - expected_value):.3g} at index {index}: "
-                              f"expected {expected_value:.6g}, got {got_value:.6g} (tolerance {tol:.1e})",
-                              f"наибольшее отличие {abs(got_value - expected_value):.3g} в позиции {index}: "
-                              f"ожидалось {expected_value:.6g}, получено {got_value:.6g} (допуск {tol:.1e})"))
+    raise fail(text("compare.values_differ", what=what), case_code=case_code,
+               expected=excerpt(expected), got=excerpt(got),
+               difference=text("compare.difference", size=f"{abs(got_value - expected_value):.3g}",
+                               index=str(index), expected=f"{expected_value:.6g}",
+                               got=f"{got_value:.6g}", tol=f"{tol:.1e}"))
 
 
 def close(a, b: Tensor, tol: float) -> bool:

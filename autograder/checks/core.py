@@ -2,61 +2,56 @@
 
 A check takes the student's code through a ``Student`` proxy (never the student's
 objects themselves), compares against ``reference`` in this process, and either
-returns (passed) or raises ``Finding`` with what the student needs to fix it.
-Property checks search with hypothesis and report its shrunk example.
+returns (passed) or raises ``CheckFailed`` with a ``Finding``: what the student needs to
+fix it. Property checks search with hypothesis and report its shrunk example.
 """
+import dataclasses
 import tempfile
+import time
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import FlakyFailure
 
+from ..results import CheckResult, Finding, Text, text
 from ..sandbox.proxy import Student, StudentError, WorkerLost
-
-Text = tuple[str, str]  # (English, Russian)
 
 # Hypothesis keeps caches in ./.hypothesis even without a database; not in a TA's or
 # a student's folder.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "autograder-hypothesis")
 
 
+class CheckFailed(Exception):
+    """A check's verdict: the property does not hold, for the reason in ``finding``."""
+
+    def __init__(self, finding: Finding):
+        super().__init__(finding.problem.id)
+        self.finding = finding
+
+
+def fail(problem: Text, **fields) -> CheckFailed:
+    """The exception to raise for a failed property: ``raise fail(text(...), got=...)``."""
+    return CheckFailed(Finding(problem=problem, **fields))
+
+
 @dataclass(frozen=True)
-class Mistake:
-    """A known mistake: its id, and how to name it to the student."""
-    id: str
-    text: Text
-
-
-@dataclass
-class Finding(Exception):
-    """Why a check failed, in course terms. Every field is optional but ``problem``."""
-    problem: Text
-    case_code: str | None = None
-    expected: str | None = None
-    got: str | None = None
-    difference: Text | None = None
-    mistake: Mistake | None = None
-    error: StudentError | None = None
-
-    def __str__(self) -> str:
-        return self.problem[0]
-
-
-@dataclass
 class Context:
-    """Where and how a task's checks run. ``seed`` is the task's base seed."""
+    """Where and how one check runs. ``seed`` is the task's base seed."""
     assignment: str
     task: str
     seed: int
     device: str = "cpu"
     max_examples: int = 20
-    warnings: list = field(default_factory=list)
-    check: str = ""  # the check now running
+    check: str = ""  # the check this context belongs to (its seed depends on it)
+    warnings: list = field(default_factory=list)  # (code, Text) pairs for the student
+
+    def for_check(self, name: str) -> "Context":
+        return dataclasses.replace(self, check=name)
 
     def check_seed(self) -> int:
         """A stable per-check seed: the same for every student (SPEC §3)."""
@@ -65,19 +60,16 @@ class Context:
 
 @dataclass(frozen=True)
 class Check:
-    """One graded property of a task. ``run`` raises ``Finding`` when it does not hold."""
-    name: str
-    what: Text
+    """One graded property of a task. ``run`` raises ``CheckFailed`` when it does not hold."""
+    name: str      # its key in grader.yml
+    what: Text     # what it checks, in course terms
     run: Callable[[Student, Context], None]
 
 
 @dataclass
 class Outcome:
-    name: str
-    passed: bool
-    what: Text
-    finding: Finding | None = None
-    note: Text | None = None          # e.g. "undecided on meta; not charged"
+    """A check's result, and what the grader must do about it."""
+    result: CheckResult
     worker_lost: str | None = None
     grader_error: str | None = None   # the check itself failed: for the TA, not the student
 
@@ -86,42 +78,51 @@ class Undecided(Exception):
     """The check could not decide (e.g. ``.item()`` has no value on ``meta``): not charged."""
 
     def __init__(self, note: Text):
-        super().__init__(note[0])
+        super().__init__(note.id)
         self.note = note
 
 
-def run_check(check: Check, student: Student, ctx: Context) -> Outcome:
-    """Run one check; every student failure becomes a failed ``Outcome`` (never an exception)."""
-    ctx.check = check.name
+def run_check(check: Check, student: Student, ctx: Context, points: float = 1.0) -> Outcome:
+    """Run one check; every student failure becomes a failed result (never an exception)."""
+    started = time.perf_counter()
+    outcome = _outcome(check, student, ctx.for_check(check.name))
+    result = outcome.result
+    result.name, result.max_score = check.name, points
+    result.score = points if result.passed else 0.0
+    result.seconds = round(time.perf_counter() - started, 4)
+    if result.finding is not None:
+        result.finding = result.finding.model_copy(update={"checked": check.what})
+    return outcome
+
+
+def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
+    def verdict(passed: bool, **fields) -> CheckResult:
+        return CheckResult(name=check.name, passed=passed, score=0.0, max_score=0.0, **fields)
     try:
         check.run(student, ctx)
-    except Finding as finding:
-        return Outcome(check.name, False, check.what, finding)
+    except CheckFailed as failed:
+        return Outcome(verdict(False, finding=failed.finding))
     except Undecided as undecided:
-        return Outcome(check.name, True, check.what, note=undecided.note)
+        return Outcome(verdict(True, note=undecided.note))
     except StudentError as error:
-        return Outcome(check.name, False, check.what, raised(error))
+        return Outcome(verdict(False, finding=raised(error)))
     except WorkerLost as lost:
-        problem = (f"your code did not finish: {lost.reason}",
-                   f"ваш код не завершился: {lost.reason}")
-        return Outcome(check.name, False, check.what, Finding(problem), worker_lost=lost.reason)
+        finding = Finding(problem=text("check.did_not_finish", reason=lost.reason))
+        return Outcome(verdict(False, finding=finding), worker_lost=lost.reason)
     except Exception as error:  # a bug in the check: the batch goes on, the TA is told
-        problem = ("the grader could not finish this check; your TA has been told",
-                   "проверку не удалось завершить из-за ошибки проверяющей программы; преподаватель уведомлён")
-        return Outcome(check.name, False, check.what, Finding(problem),
+        return Outcome(verdict(False, finding=Finding(problem=text("check.grader_error"))),
                        grader_error=f"{check.name}: {type(error).__name__}: {error}")
-    return Outcome(check.name, True, check.what)
+    return Outcome(verdict(True))
 
 
 def raised(error: StudentError, case_code: str | None = None) -> Finding:
-    where = f" ({error.where})" if error.where else ""
-    return Finding((f"your code raised {error.type_name}: {error.message}{where}",
-                    f"ваш код выбросил {error.type_name}: {error.message}{where}"),
-                   case_code=case_code, error=error)
+    where = text("check.where", where=error.where) if error.where else ""
+    return Finding(problem=text("check.raised", type=error.type_name, message=error.message, where=where),
+                   case_code=case_code)
 
 
 def search(strategy, test: Callable, ctx: Context, max_examples: int | None = None) -> None:
-    """Run ``test(case)`` on hypothesis examples; raise the shrunk example's ``Finding``.
+    """Run ``test(case)`` on hypothesis examples; raise the shrunk example's ``CheckFailed``.
 
     Derandomized, no database, no deadline, seeded per check: every student sees the
     same examples. A student error on an example is a failure of that example.
@@ -130,7 +131,7 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
         try:
             test(case)
         except StudentError as error:
-            raise raised(error, case.code()) from None
+            raise CheckFailed(raised(error, case.code())) from None
 
     property_ = settings(
         database=None, deadline=None, derandomize=True, print_blob=False,
@@ -140,7 +141,7 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
     try:
         hypothesis_seed(ctx.check_seed())(property_)()
     except FlakyFailure as flaky:  # fails, then passes on replay: report the first failure
-        findings = [e for e in flaky.exceptions if isinstance(e, Finding)]
-        if findings:
-            raise findings[0] from None
+        failures = [e for e in flaky.exceptions if isinstance(e, CheckFailed)]
+        if failures:
+            raise failures[0] from None
         raise

@@ -13,14 +13,15 @@ from torch import Tensor
 from reference import decoders as ref
 from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 
-from .compare import check_tensor, tolerance
-from .core import Check, Context, Finding, search
+from ..results import text
+from .compare import check_shape, check_tensor, tolerance
+from .core import Check, CheckFailed, Context, fail, search
 from .devices import WHAT as DEVICE_WHAT, on_meta
 from .inputs import Case, decoder_cases, randomize
 from .diagnosis import name_mistake, variant_outputs
 from .training import learns_synthetic_corpus
 
-LOGITS = ("decoder logits", "логиты декодера")
+LOGITS = text("tensor.logits")
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class DecoderTask:
     lstm: bool = False
 
 
-TASKS = {
+DECODERS = {
     "seq2seq_attention_decoder": DecoderTask("Seq2SeqAttentionDecoder", ref.Seq2SeqAttentionDecoder, Seq2SeqEncoder),
     "lstm_attention_decoder": DecoderTask("LSTMAttentionDecoder", ref.LSTMAttentionDecoder, LSTMEncoder, lstm=True),
     "dot_attention_decoder": DecoderTask("DotAttentionDecoder", ref.DotAttentionDecoder, Seq2SeqEncoder),
@@ -77,9 +78,7 @@ def setup(student, task: DecoderTask, case: Case, device: str = "cpu"):
     weights = {name: p.detach() for name, p in reference.named_parameters()}
     missing = module.load_parameters(weights)
     if missing:
-        raise Finding((f"parameters {missing} not found: the contract names the submodules embedding, "
-                       f"rnn, dense and attention (SPEC §2)", f"параметры {missing} не найдены: по контракту "
-                       f"подмодули называются embedding, rnn, dense и attention (SPEC §2)"), case.code())
+        raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
     if device != "cpu":
         module.to(device=device)
     return enc_outputs, reference, module
@@ -117,10 +116,11 @@ def _matches(task: DecoderTask):
             tol = tolerance(own, expected)
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code(), "(B, S, V)")
-            except Finding as finding:
+            except CheckFailed as failed:
                 mistakes = {mid: (lambda cls=cls: _expected(task, reference, case, enc_outputs, cls))
                             for mid, cls in _mistaken(task).items()}
-                finding.mistake = name_mistake((got, expected, variant_outputs(mistakes)), lambda: iter(()), tol)
+                failed.finding.mistake = name_mistake((got, expected, variant_outputs(mistakes)),
+                                                      lambda: iter(()), tol)
                 raise
         search(decoder_cases(), test, ctx, max_examples=max(5, ctx.max_examples // 2))
     return run
@@ -128,8 +128,8 @@ def _matches(task: DecoderTask):
 
 def _first(result, case: Case):
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise Finding(("forward must return (logits, state)", "forward должен возвращать (logits, state)"),
-                      case.code(), expected="(logits (B, S, V), state)", got=type(result).__name__)
+        raise fail(text("decoder.forward_returns"), case_code=case.code(),
+                   expected="(logits (B, S, V), state)", got=type(result).__name__)
     return result[0]
 
 
@@ -141,22 +141,18 @@ def _state_shapes(task: DecoderTask):
             B, S = src.shape[0], tgt.shape[1]
             V, _, H, L = _sizes(case)
             state = module.method("init_state", enc_outputs, lens)
-            what = ("init_state(enc_outputs, enc_valid_lens)", "init_state(enc_outputs, enc_valid_lens)")
             if not isinstance(state, (tuple, list)) or len(state) != 3:
-                raise Finding((f"{what[0]} must return (outputs, hidden_state, enc_valid_lens)",
-                               f"{what[1]} должен возвращать (outputs, hidden_state, enc_valid_lens)"), case.code())
-            check_tensor(state[0], enc_outputs[0].permute(1, 0, 2), 1e-6, ("init_state's outputs",
-                         "outputs из init_state"), case.code(), "(B, T, H)")
+                raise fail(text("decoder.init_state_returns"), case_code=case.code())
+            check_tensor(state[0], enc_outputs[0].permute(1, 0, 2), 1e-6, text("decoder.init_state_outputs"),
+                         case.code(), "(B, T, H)")
             hidden = state[1]
             if task.lstm and not (isinstance(hidden, (tuple, list)) and len(hidden) == 2):
-                raise Finding(("the LSTM decoder's hidden state must be the pair (h, c)",
-                               "скрытое состояние LSTM-декодера должно быть парой (h, c)"), case.code())
+                raise fail(text("decoder.lstm_pair"), case_code=case.code())
             logits, new_state = module(tgt, state)
-            check_tensor(logits, torch.empty(B, S, V), float("inf"), LOGITS, case.code(), "(B, S, V)")
+            check_shape(logits, (B, S, V), LOGITS, case.code(), "(B, S, V)")
             new_hidden = new_state[1] if isinstance(new_state, (tuple, list)) and len(new_state) == 3 else None
             for got in (new_hidden if task.lstm else [new_hidden]):
-                check_tensor(got, torch.empty(L, B, H), float("inf"), ("the new hidden state",
-                             "новое скрытое состояние"), case.code(), "(num_layers, B, H)")
+                check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code(), "(num_layers, B, H)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
 
@@ -170,16 +166,14 @@ def _weights_per_step(task: DecoderTask):
             weights = module.attr("attention_weights")
             B, S, T = tgt.shape[0], tgt.shape[1], case.tensors["src"].shape[1]
             if not isinstance(weights, (list, tuple)) or len(weights) != S:
-                raise Finding((f"attention_weights must list one tensor per decoding step ({S})",
-                               f"attention_weights должен содержать по тензору на шаг ({S})"), case.code(),
-                              expected=f"list of {S} tensors (B, 1, T)", got=type(weights).__name__)
+                raise fail(text("decoder.weights_per_step", steps=S), case_code=case.code(),
+                           expected=f"[(B, 1, T)] * {S}", got=type(weights).__name__)
             beyond = torch.arange(T)[None, None, :] >= lens[:, None, None]  # (B, 1, T)
             for step in weights:
-                check_tensor(step, torch.empty(B, 1, T), float("inf"), ("one step's attention_weights",
-                             "attention_weights одного шага"), case.code(), "(B, 1, T)")
+                check_shape(step, (B, 1, T), text("decoder.step_weights"), case.code(), "(B, 1, T)")
                 masked = step.double() * beyond
-                check_tensor(masked, torch.zeros_like(masked), 1e-6, ("weights beyond enc_valid_lens",
-                             "веса за пределами enc_valid_lens"), case.code(), "(B, 1, T)")
+                check_tensor(masked, torch.zeros_like(masked), 1e-6, text("decoder.beyond_lens"),
+                             case.code(), "(B, 1, T)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
 
@@ -195,7 +189,7 @@ def _step_by_step(task: DecoderTask):
                 logits, state = module(tgt[:, s:s + 1], state)  # (B, 1, V), carried state
                 steps.append(logits)
             check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
-                         whole, 1e-4, ("logits decoded one step at a time", "логиты при пошаговом декодировании"),
+                         whole, 1e-4, text("decoder.step_logits"),
                          case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
@@ -217,26 +211,15 @@ def _meta(task: DecoderTask):
     return run
 
 
-WHAT = {
-    "shapes": ("init_state and forward follow the state contract and shapes of SPEC §2",
-               "init_state и forward соблюдают контракт состояния и формы из SPEC §2"),
-    "matches": ("logits equal the reference decoder's (same weights, same encoder outputs)",
-                "логиты совпадают с эталонным декодером (те же веса и выходы кодировщика)"),
-    "weights": ("attention_weights holds one (B, 1, T) tensor per step, zero beyond enc_valid_lens",
-                "attention_weights хранит по тензору (B, 1, T) на шаг, нули за enc_valid_lens"),
-    "steps": ("decoding one step at a time with the carried state equals decoding the whole target",
-              "пошаговое декодирование с переносом состояния совпадает с декодированием всей цели"),
-    "learns": ("with the reference encoder, the decoder learns the synthetic corpus",
-               "с эталонным кодировщиком декодер обучается на синтетическом корпусе"),
-}
-
-
 def checks_for(task_id: str) -> list[Check]:
-    task = TASKS[task_id]
-    return [Check("state and output shapes", WHAT["shapes"], _state_shapes(task)),
-            Check("matches the reference", WHAT["matches"], _matches(task)),
-            Check("attention weights per step, zero beyond enc_valid_lens", WHAT["weights"], _weights_per_step(task)),
-            Check("step by step equals teacher forcing", WHAT["steps"], _step_by_step(task)),
-            Check("learns the synthetic corpus", WHAT["learns"],
+    task = DECODERS[task_id]
+
+    def check(name: str, run) -> Check:
+        return Check(name, text(f"what.decoder.{name}"), run)
+    return [check("state and output shapes", _state_shapes(task)),
+            check("matches the reference", _matches(task)),
+            check("attention weights per step, zero beyond enc_valid_lens", _weights_per_step(task)),
+            check("step by step equals teacher forcing", _step_by_step(task)),
+            check("learns the synthetic corpus",
                   lambda student, ctx: learns_synthetic_corpus(student, ctx, task.name, task.lstm)),
             Check("runs on any device", DEVICE_WHAT, _meta(task))]

@@ -8,14 +8,15 @@ has no value there) leaves it undecided.
 import re
 from collections.abc import Callable
 
+from ..results import text
 from ..sandbox.proxy import StudentError
-from .core import Finding, Undecided
+from .core import Undecided, fail
 from .inputs import Case
 
 DEVICE_MISMATCH = re.compile(r"device", re.IGNORECASE)
 
-WHAT = ("works for inputs on any device (no tensor created on the CPU)",
-        "работает на любом устройстве (никаких тензоров, созданных на CPU)")
+WHAT = text("what.runs on any device")
+MOVED = "\n# ...with every tensor above moved to device='meta' (.to('meta'))"
 # On meta, "Cannot copy out of meta tensor" comes from reading values out (.tolist(),
 # .cpu(): fine on a GPU) or from writing into a tensor made on the CPU (a buffer created
 # without device=: wrong on a GPU). The student's failing line tells which.
@@ -27,8 +28,7 @@ def _copies_into_cpu_tensor(error: StudentError) -> bool:
     return COPY_OUT in error.message and error.where is not None and not READS_VALUES.search(error.where)
 
 
-UNDECIDED = ("undecided on the meta device (your code needs real values there); not charged",
-             "на устройстве meta проверить не удалось (коду нужны настоящие значения); баллы не сняты")
+UNDECIDED = text("devices.undecided")
 
 
 def on_meta(call: Callable[[Case], object], case: Case, expected_shape: tuple) -> None:
@@ -43,20 +43,10 @@ def on_meta(call: Callable[[Case], object], case: Case, expected_shape: tuple) -
     except StudentError as error:
         if not (DEVICE_MISMATCH.search(error.message) or _copies_into_cpu_tensor(error)):
             raise Undecided(UNDECIDED) from None
-        where = f" ({error.where})" if error.where else ""
-        raise Finding((
-            f"your code mixes devices{where}: a tensor is created on the CPU while the inputs are "
-            f"elsewhere; pass device=X.device (or use torch.*_like / tensor methods)",
-            f"ваш код смешивает устройства{where}: тензор создаётся на CPU, а входы на другом "
-            f"устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора)"),
-            case.code() + "\n# ...with every tensor above moved to device='meta' (.to('meta'))",
-            error=error) from None
+        where = text("check.where", where=error.where) if error.where else ""
+        raise fail(text("devices.mixes", where=where), case_code=case.code() + MOVED) from None
     if getattr(got, "device", None) is not None and got.device.type != "meta":
-        raise Finding(("for inputs on another device the result comes back on the CPU: it is built "
-                       "in a tensor created without device=", "для входов на другом устройстве результат "
-                       "оказывается на CPU: он собирается в тензоре, созданном без device="),
-                      case.code() + "\n# ...with every tensor above moved to device='meta' (.to('meta'))",
-                      expected="meta", got=got.device.type)
+        raise fail(text("devices.result_on_cpu"), case_code=case.code() + MOVED,
+                   expected="meta", got=got.device.type)
     if getattr(got, "shape", None) is not None and tuple(got.shape) != tuple(expected_shape):
-        raise Finding(("wrong output shape on the meta device", "неверная форма результата на meta"),
-                      expected=str(tuple(expected_shape)), got=str(tuple(got.shape)))
+        raise fail(text("devices.wrong_shape"), expected=str(tuple(expected_shape)), got=str(tuple(got.shape)))

@@ -3,14 +3,15 @@ import torch
 
 from reference.attention import keep_mask, masked_softmax as reference_softmax
 
-from .compare import check_tensor, tolerance
-from .core import Check, Context, Finding, search
+from ..results import text
+from .compare import check_shape, check_tensor, tolerance
+from .core import Check, CheckFailed, Context, fail, search
 from .devices import WHAT as DEVICE_WHAT, on_meta
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, score_cases, values
 
 NAME = "masked_softmax"
-WEIGHTS = ("attention weights", "веса внимания")
+WEIGHTS = text("tensor.attention_weights")
 
 
 def _fill(X, keep):
@@ -60,8 +61,8 @@ def compare_to_reference(student, case: Case) -> None:
     tol = tolerance(reference_softmax(X.float(), lens), expected)
     try:
         check_tensor(got, expected, tol, WEIGHTS, case.code(), "(B, Q, K)")
-    except Finding as finding:
-        finding.mistake = diagnose(student, got, case, tol)
+    except CheckFailed as failed:
+        failed.finding.mistake = diagnose(student, got, case, tol)
         raise
 
 
@@ -76,10 +77,9 @@ def _rows_sum_to_one(student, ctx: Context) -> None:
     def test(case: Case):
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
-        check_tensor(got, reference_softmax(X.double(), lens), float("inf"), WEIGHTS, case.code())
+        check_shape(got, X.shape, WEIGHTS, case.code())
         sums = (got.double() * keep_mask(lens, X.shape)).sum(-1)  # (B, Q): weight on valid keys
-        check_tensor(sums, torch.ones_like(sums), 1e-5, ("weight on the valid keys of each row",
-                     "сумма весов по допустимым ключам строки"), case.code(), "(B, Q)")
+        check_tensor(sums, torch.ones_like(sums), 1e-5, text("softmax.row_sums"), case.code(), "(B, Q)")
     search(score_cases(), test, ctx)
 
 
@@ -87,14 +87,12 @@ def _distribution(got, case: Case) -> None:
     """A law only counts on real weights: rows with a valid key are >= 0 and sum to 1
     (otherwise all zeros would pass "zero weight beyond valid length")."""
     lens = case.tensors["valid_lens"]
-    check_tensor(got, torch.empty(case.tensors["X"].shape), float("inf"), WEIGHTS, case.code())
+    check_shape(got, case.tensors["X"].shape, WEIGHTS, case.code())
     rows = (lens if lens.dim() == 2 else lens[:, None].expand(got.shape[:2])) > 0  # (B, Q)
     weights = got.double()[rows]  # (rows, K)
     if (weights < -1e-6).any() or ((weights.sum(-1) - 1).abs() > 1e-4).any():
-        raise Finding(("the output is not a set of attention weights: each row with a valid key "
-                       "must be >= 0 and sum to 1", "результат не является весами внимания: каждая строка "
-                       "с допустимым ключом должна быть >= 0 и давать в сумме 1"), case.code(),
-                      expected="rows of a softmax", got=str(got.double().sum(-1).reshape(-1)[:4].tolist()))
+        raise fail(text("softmax.not_weights"), case_code=case.code(), expected=text("softmax.softmax_rows"),
+                   got=str(got.double().sum(-1).reshape(-1)[:4].tolist()))
 
 
 def _zero_beyond(student, ctx: Context) -> None:
@@ -104,10 +102,10 @@ def _zero_beyond(student, ctx: Context) -> None:
         _distribution(got, case)
         masked = got.double() * ~keep_mask(lens, X.shape)  # weights on keys >= valid_len
         try:
-            check_tensor(masked, torch.zeros_like(masked), 1e-6, ("weights beyond valid_lens",
-                         "веса за пределами valid_lens"), case.code(), "(B, Q, K)")
-        except Finding as finding:
-            finding.mistake = diagnose(student, got, case, 1e-5)
+            check_tensor(masked, torch.zeros_like(masked), 1e-6, text("softmax.beyond_lens"),
+                         case.code(), "(B, Q, K)")
+        except CheckFailed as failed:
+            failed.finding.mistake = diagnose(student, got, case, 1e-5)
             raise
     search(score_cases(), test, ctx)
 
@@ -119,9 +117,8 @@ def _finite_when_empty(student, ctx: Context) -> None:
         got = student.call(NAME, X, lens)
         _distribution(got, case)
         if not torch.isfinite(got).all():
-            raise Finding(("a row with valid length 0 is not finite (NaN or inf)",
-                           "строка с допустимой длиной 0 содержит NaN или inf"), case.code(),
-                          expected="finite weights (uniform or zeros)", got=str(got[0, 0].tolist()))
+            raise fail(text("softmax.not_finite"), case_code=case.code(),
+                       expected=text("softmax.finite_row"), got=str(got[0, 0].tolist()))
     search(score_cases(min_len=0), test, ctx)
 
 
@@ -130,11 +127,10 @@ def _shape_dtype_device(student, ctx: Context) -> None:
         case = case.on(ctx.device)
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
-        check_tensor(got, torch.empty(X.shape), float("inf"), WEIGHTS, case.code(), "(B, Q, K)")
+        check_shape(got, X.shape, WEIGHTS, case.code(), "(B, Q, K)")
         if got.dtype != X.dtype or got.device.type != X.device.type:
-            raise Finding(("the output's dtype or device differs from the input's",
-                           "тип или устройство результата отличаются от входа"), case.code(),
-                          expected=f"{X.dtype} on {X.device.type}", got=f"{got.dtype} on {got.device.type}")
+            raise fail(text("softmax.dtype_device"), case_code=case.code(),
+                       expected=f"{X.dtype}, {X.device.type}", got=f"{got.dtype}, {got.device.type}")
     search(score_cases(), test, ctx, max_examples=6)
 
 
@@ -147,32 +143,22 @@ def _on_meta(student, ctx: Context) -> None:
 def warn_if_writes_input(student, ctx: Context) -> None:
     """Non-scoring: tell the student when their function writes into X (the book's does)."""
     X, lens = torch.tensor([[[1.0, 2.0, 3.0]]]), torch.tensor([1])
-    if student.request("call_watched", target=NAME, args=[X, lens], kwargs={})["written_args"]:
-        ctx.warnings.append(("writes_input", (
-            "masked_softmax writes into its input X (a reshape is a view, and X[~mask] = value "
-            "assigns through it); use masked_fill, which returns a new tensor",
-            "masked_softmax записывает во входной X (reshape возвращает представление, и "
-            "X[~mask] = value пишет через него); используйте masked_fill, он создаёт новый тензор")))
+    if student.call_watched(NAME, X, lens)["written_args"]:
+        ctx.warnings.append(("writes_input", text("softmax.writes_input")))
+
+
+def _check(name: str, run) -> Check:
+    return Check(name, text(f"what.masked_softmax.{name}"), run)
 
 
 CHECKS = [
-    Check("output shape, dtype and device", ("output shape, dtype and device match the input X",
-           "форма, тип и устройство результата как у входа X"), _shape_dtype_device),
-    Check("rows sum to one over valid keys", ("each row's weights on the valid keys sum to 1",
-           "веса каждой строки по допустимым ключам в сумме дают 1"), _rows_sum_to_one),
-    Check("zero weight beyond valid length", ("keys at positions >= valid_len get weight 0",
-           "ключи на позициях >= valid_len получают вес 0"), _zero_beyond),
-    Check("matches the reference with 1-D valid_lens", ("weights equal the reference for "
-           "valid_lens of shape (B,)", "веса совпадают с эталоном при valid_lens формы (B,)"),
-           _matches(two_d=False)),
-    Check("matches the reference with 2-D valid_lens", ("weights equal the reference for "
-           "valid_lens of shape (B, Q)", "веса совпадают с эталоном при valid_lens формы (B, Q)"),
-           _matches(two_d=True)),
-    Check("plain softmax when valid_lens is None", ("valid_lens=None gives a plain softmax over keys",
-           "при valid_lens=None получается обычный softmax по ключам"), _matches(None, with_lens=False)),
-    Check("lengths above K mean all valid", ("lengths above the number of keys K keep every key",
-           "длины больше числа ключей K оставляют все ключи"), _matches(None, above_k=True)),
-    Check("finite row for valid length 0", ("a row with valid length 0 comes out finite",
-           "строка с допустимой длиной 0 остаётся конечной"), _finite_when_empty),
+    _check("output shape, dtype and device", _shape_dtype_device),
+    _check("rows sum to one over valid keys", _rows_sum_to_one),
+    _check("zero weight beyond valid length", _zero_beyond),
+    _check("matches the reference with 1-D valid_lens", _matches(two_d=False)),
+    _check("matches the reference with 2-D valid_lens", _matches(two_d=True)),
+    _check("plain softmax when valid_lens is None", _matches(None, with_lens=False)),
+    _check("lengths above K mean all valid", _matches(None, above_k=True)),
+    _check("finite row for valid length 0", _finite_when_empty),
     Check("runs on any device", DEVICE_WHAT, _on_meta),
 ]

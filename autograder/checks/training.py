@@ -8,7 +8,8 @@ import torch
 
 from reference.data import synthetic_data
 
-from .core import Context, Finding
+from ..results import text
+from .core import Context, fail
 
 SIZES = {"embed_size": 16, "num_hiddens": 32, "num_layers": 1}
 STEPS, BATCH_SIZE, LR, SEED = 200, 32, 0.02, 0
@@ -30,14 +31,13 @@ def learns_synthetic_corpus(student, ctx: Context, class_name: str, lstm: bool) 
     logits = student.request("call", target=model, method=None, args=[
         test.src.to(ctx.device), test.tgt_in.to(ctx.device), test.src_valid_len.to(ctx.device)], kwargs={})
     if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (*test.label.shape, V):
-        raise Finding(("the trained model's output has the wrong shape", "выход обученной модели неверной формы"),
-                      expected=str((*test.label.shape, V)), got=str(getattr(logits, "shape", type(logits).__name__)))
+        raise fail(text("training.wrong_shape"), expected=str((*test.label.shape, V)),
+                   got=str(getattr(logits, "shape", type(logits).__name__)))
     keep = test.label != test.tgt_vocab["<pad>"]
     accuracy = (logits.cpu().argmax(-1) == test.label)[keep].float().mean().item()
     if not accuracy >= REQUIRED_ACCURACY:
-        raise Finding((f"after {STEPS} training steps the held-out token accuracy is {accuracy:.1%}, "
-                       f"below {REQUIRED_ACCURACY:.0%}", f"после {STEPS} шагов обучения точность на "
-                       f"отложенных предложениях {accuracy:.1%}, ниже {REQUIRED_ACCURACY:.0%}"),
-                      case_code=(f"# embed_size={SIZES['embed_size']}, num_hiddens={SIZES['num_hiddens']}, "
-                                 f"num_layers=1, Adam lr={LR}, batch {BATCH_SIZE}, {STEPS} steps, seed {SEED}"),
-                      expected=f">= {REQUIRED_ACCURACY:.0%}", got=f"{accuracy:.1%}")
+        raise fail(text("training.accuracy", steps=STEPS, accuracy=f"{accuracy:.1%}",
+                        required=f"{REQUIRED_ACCURACY:.0%}"),
+                   case_code=(f"# embed_size={SIZES['embed_size']}, num_hiddens={SIZES['num_hiddens']}, "
+                              f"num_layers=1, Adam lr={LR}, batch {BATCH_SIZE}, {STEPS} steps, seed {SEED}"),
+                   expected=f">= {REQUIRED_ACCURACY:.0%}", got=f"{accuracy:.1%}")

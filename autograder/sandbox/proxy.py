@@ -12,12 +12,20 @@ from . import protocol
 from .protocol import Handle
 
 
+# What a reply may bring into the grader, whatever the worker claims: its error's type
+# name, message and location, and the printed output of a whole submission.
+MAX_TYPE_NAME, MAX_MESSAGE, MAX_WHERE = 100, 500, 300
+
+
 class StudentError(Exception):
     """The student's code raised; ``where`` is their cell and line, if known."""
 
     def __init__(self, type_name: str, message: str, where: str | None = None):
-        super().__init__(f"{type_name}: {message}")
+        super().__init__(type_name, message, where)  # args round-trip through pickle
         self.type_name, self.message, self.where = type_name, message, where
+
+    def __str__(self) -> str:
+        return f"{self.type_name}: {self.message}"
 
 
 class WorkerLost(BaseException):
@@ -35,26 +43,47 @@ Transport = Callable[[dict], dict]
 class Student:
     """A submission as the checks see it. ``transport(request) -> reply`` carries the calls."""
 
-    def __init__(self, transport: Transport, device: str = "cpu"):
+    def __init__(self, transport: Transport, device: str = "cpu", output_limit: int = 65536):
         self.transport = transport
         self.device = device
+        self.output_limit = output_limit
         self.printed: list[str] = []
+        self.printed_size = 0
 
     def request(self, op: str, **args):
         reply = self.transport({"op": op, "args": args})
-        if reply.get("stdout"):
-            self.printed.append(reply["stdout"])
-        if "error" in reply:
-            error = reply["error"]
-            raise StudentError(error.get("type", "Error"), error.get("message", ""), error.get("where"))
+        self.keep_output(reply)
+        error = reply.get("error")
+        if error is not None:
+            if not isinstance(error, dict):
+                raise StudentError("Error", _capped(error, MAX_MESSAGE))
+            raise StudentError(_capped(error.get("type", "Error"), MAX_TYPE_NAME),
+                               _capped(error.get("message", ""), MAX_MESSAGE),
+                               _capped(error.get("where"), MAX_WHERE) if error.get("where") else None)
         return reply.get("value")
+
+    def keep_output(self, reply: dict) -> None:
+        """Keep what the student's code printed, up to ``output_limit`` characters in all."""
+        printed = reply.get("stdout")
+        if not isinstance(printed, str) or not printed:
+            return
+        room = self.output_limit - self.printed_size
+        if room > 0:
+            self.printed.append(printed[:room])
+        self.printed_size += len(printed)
+
+    def output(self) -> str:
+        kept = "".join(self.printed)
+        dropped = self.printed_size - len(kept)
+        return kept + (f"\n[... {dropped} more characters not kept]" if dropped > 0 else "")
 
     def kind(self, name: str) -> str | None:
         """'class', 'function', 'other' or None when the notebook does not define ``name``."""
         return self.request("has", name=name)
 
-    def bind_book_versions(self, names: list[str]) -> None:
-        self.request("bind", names=names)
+    def bind_book_versions(self, names: list[str], source: str) -> None:
+        """Bind ``names`` to the book's versions, built in the worker from ``source``."""
+        self.request("bind", names=names, source=source)
 
     def unbind(self) -> None:
         self.request("unbind")
@@ -64,6 +93,13 @@ class Student:
 
     def call(self, name: str, *args, **kwargs):
         return self.request("call", target=name, method=None, args=list(args), kwargs=kwargs)
+
+    def call_watched(self, name: str, *args) -> dict:
+        """``{"result": ..., "written_args": [indices of the tensor arguments it wrote into]}``."""
+        reply = self.request("call_watched", target=name, args=list(args), kwargs={})
+        if not isinstance(reply, dict) or not isinstance(reply.get("written_args"), list):
+            raise StudentError("ProtocolError", "call_watched: malformed reply")
+        return reply
 
     def new(self, name: str, *args, **kwargs) -> "RemoteModule":
         return RemoteModule(self, self.request("new", name=name, args=list(args), kwargs=kwargs))
@@ -85,10 +121,6 @@ class RemoteModule:
     def attr(self, name: str):
         return self.student.request("getattr", target=self.handle, name=name)
 
-    def parameters(self) -> dict:
-        """{name: [shape, dtype] or None for an uninitialised lazy parameter}."""
-        return self.student.request("parameters", target=self.handle)
-
     def load_parameters(self, values: dict) -> list[str]:
         return self.student.request("load_parameters", target=self.handle, values=values)
 
@@ -100,6 +132,10 @@ class RemoteModule:
 
     def to(self, device: str | None = None, dtype: str | None = None) -> None:
         self.student.request("to", target=self.handle, device=device, dtype=dtype)
+
+
+def _capped(value, limit: int) -> str:
+    return str(value)[:limit]
 
 
 def roundtrip(value, handle_of=None):

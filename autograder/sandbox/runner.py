@@ -105,19 +105,24 @@ class Runner:
         exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102 - student code, sandboxed
 
     def op_has(self, name: str) -> str | None:
-        """The kind of the name in the namespace: 'function', 'class', 'other' or None."""
+        """The kind of the name in the namespace: 'function', 'class', 'other' or None.
+        Asks ``type()``, never ``isinstance``: an object can make ``__class__`` run code."""
         if name not in self.namespace:
             return None
-        obj = self.namespace[name]
-        return "class" if isinstance(obj, type) else "function" if callable(obj) else "other"
+        kind = type(self.namespace[name])
+        return "class" if issubclass(kind, type) else "function" if callable(self.namespace[name]) else "other"
 
-    def op_bind(self, names: list[str]):
-        """While another task is checked, these names point at the book's published code."""
+    def op_bind(self, names: list[str], source: str):
+        """While another task is checked, these names point at the book's published code,
+        built afresh from ``source``: the book without the task being graded, so that its
+        answer is nowhere in this process while the student's version is checked."""
         self.op_unbind()
+        book = types.ModuleType("book")
+        exec(compile(source, "<book>", "exec"), book.__dict__)  # noqa: S102 - the TA's code
         for name in names:
-            if self.book is not None and hasattr(self.book, name) and name in self.namespace:
+            if hasattr(book, name) and name in self.namespace:
                 self.saved_bindings[name] = self.namespace[name]
-                self.namespace[name] = getattr(self.book, name)
+                self.namespace[name] = getattr(book, name)
 
     def op_unbind(self):
         self.namespace.update(self.saved_bindings)
@@ -167,14 +172,6 @@ class Runner:
 
     def op_getattr(self, target, name: str):
         return getattr(self._target(target), name)
-
-    def op_parameters(self, target) -> dict:
-        """Names, shapes and dtypes of the module's parameters (uninitialised lazy ones: None)."""
-        params = {}
-        for name, param in self._target(target).named_parameters():
-            lazy = isinstance(param, nn.parameter.UninitializedParameter)
-            params[name] = None if lazy else [list(param.shape), str(param.dtype).removeprefix("torch.")]
-        return params
 
     def op_load_parameters(self, target, values: dict) -> list[str]:
         """Copy tensors into the parameters of the same names; returns the names not found."""

@@ -1,4 +1,63 @@
-"""Texts: issues (see autograder/texts/__init__.py)."""
+"""Texts: warnings and errors about a submission as a whole (its file, its cells, its worker)."""
 
 TEXTS: dict[str, tuple[str, str]] = {
+    "issue.missing": ("{path}: no notebook found", "{path}: блокнот не найден"),
+    "issue.not_regular": (
+        "{path} is a symbolic link or another non-regular file; it was not read (hand in the notebook itself)",
+        "{path} — символическая ссылка или другой необычный файл; он не читался (сдайте сам блокнот)"),
+    "issue.too_large": ("{name} is {size} MB, above the limit of {limit} MB; it was not read",
+                        "{name} занимает {size} МБ, больше предела в {limit} МБ; файл не читался"),
+    "issue.not_utf8": ("{name}: not UTF-8 text (byte {position}); re-download the template",
+                       "{name}: не текст в UTF-8 (байт {position}); скачайте шаблон заново"),
+    "issue.invalid_notebook": ("{name}: not a valid notebook ({reason}); re-download the template",
+                               "{name}: это не корректный блокнот ({reason}); скачайте шаблон заново"),
+    "issue.invalid_cells": ("the notebook's cells are malformed ({reason}); re-download the template",
+                            "ячейки блокнота повреждены ({reason}); скачайте шаблон заново"),
+    "issue.old_nbformat": ("{name}: nbformat {version}, converted to 4", "{name}: nbformat {version}, преобразован в 4"),
+    "issue.wrong_assignment": (
+        "this is the {other} notebook, not {assignment}: grade it with --assignment {other}",
+        "это блокнот задания {other}, а не {assignment}: оценивайте его с --assignment {other}"),
+    "issue.no_nbgrader_metadata": (
+        "no cell carries nbgrader's metadata (was the work copied into a new notebook?): the cells "
+        "ran in their order and each task was graded by the name it defines; hand in the released "
+        "notebook next time",
+        "ни у одной ячейки нет метаданных nbgrader (работа скопирована в новый блокнот?): ячейки "
+        "выполнены по порядку, а каждая задача оценена по имени, которое она определяет; в следующий "
+        "раз сдавайте выданный блокнот"),
+    "issue.bad_grade_id": ("cell {cell}: its grade id is not a string; it runs as your own cell",
+                           "ячейка {cell}: её grade id не строка; она выполняется как ваша собственная"),
+    "issue.duplicate_cell": ("grade id {gid!r} appears again (cell {cell}); only the first is used",
+                             "grade id {gid!r} встречается повторно (ячейка {cell}); используется только первая"),
+    "issue.unknown_grade_id": (
+        "cell {cell} has grade id {gid!r}, which the assignment does not have; it runs as your own cell",
+        "у ячейки {cell} grade id {gid!r}, которого нет в задании; она выполняется как ваша собственная"),
+    "issue.magic_removed": (
+        "cell {cell}: IPython magics and shell escapes (% and !) were removed before grading",
+        "ячейка {cell}: магические команды IPython и команды оболочки (% и !) удалены перед оцениванием"),
+    "issue.points_changed": ("cell {gid!r}: points changed from {old} to {new}; the source's count",
+                             "ячейка {gid!r}: баллы изменены с {old} на {new}; учитываются исходные"),
+    "issue.cell_type_changed": ("cell {gid!r}: its nbgrader type was changed; the source's is used",
+                                "ячейка {gid!r}: её тип в nbgrader изменён; используется исходный"),
+    "issue.locked_cell_edited": (
+        "cell {gid!r} is read-only and was edited (its checksum does not match); the source's version is used",
+        "ячейка {gid!r} только для чтения, но была изменена (контрольная сумма не совпадает); "
+        "используется исходная версия"),
+    "issue.deleted_solution": ("the solution cell {gid!r} is missing", "ячейка решения {gid!r} отсутствует"),
+    "issue.deleted_locked": ("the locked cell {gid!r} was missing; the source's version runs in its place",
+                             "закрытая ячейка {gid!r} отсутствовала; вместо неё выполнена исходная версия"),
+    "issue.cell_error": ("cell {cell} raised {type}: {message}", "ячейка {cell} вызвала исключение {type}: {message}"),
+    "issue.cell_crashed": ("cell {cell}: {reason}; it was skipped and the other cells were run again",
+                           "ячейка {cell}: {reason}; она пропущена, остальные ячейки выполнены заново"),
+    "issue.too_many_crashes": (
+        "{count} cells ended the process; the cells after cell {cell} were not run",
+        "{count} ячеек завершили процесс; ячейки после {cell} не выполнялись"),
+    "issue.worker_lost": ("your code could not be run to the end: {reason}",
+                          "ваш код не удалось выполнить до конца: {reason}"),
+    "issue.more_issues": ("{count} more of these were not kept", "ещё {count} таких сообщений не сохранено"),
+    "issue.grader_failed": ("the grader itself failed on this submission ({detail}); it will be graded "
+                            "again on the next run",
+                            "проверяющая программа дала сбой на этой работе ({detail}); работа будет "
+                            "проверена заново при следующем запуске"),
+    "issue.grader_error": ("the grader failed on a check (not your code's fault): {detail}",
+                           "проверяющая программа дала сбой на проверке (не по вине вашего кода): {detail}"),
 }

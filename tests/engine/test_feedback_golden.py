@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import reference.book
 from autograder.config import load_config
-from autograder.grading import assignment_seed, grade_task
+from autograder.grading import RunSettings, grade_task
 from autograder.report import render_task_text
 from autograder.sandbox.proxy import local_student
 from autograder.sandbox.runner import Runner
@@ -52,13 +51,12 @@ def masked_softmax(X, valid_lens):
 def test_feedback_matches_golden(bug, language):
     """Is the feedback for this bug exactly the reviewed text?"""
     task_id, source = BUGS[bug]
-    runner = Runner(book=reference.book)
+    runner = Runner()
     runner.op_exec("prelude", PRELUDE)
     runner.op_exec(task_id, source)
-    config = load_config()
-    result = grade_task(local_student(runner), "attention_scoring", config.assignment("attention_scoring"),
-                        task_id, assignment_seed("attention_scoring", None), "cpu", language)
-    text = render_task_text(result.to_json(), language) + "\n"
+    settings = RunSettings.resolve(load_config(), "attention_scoring", device="cpu")
+    result = grade_task(local_student(runner), settings, task_id).result
+    text = render_task_text(result, language) + "\n"
     golden = GOLDEN / f"{bug}.{language}.txt"
     if os.environ.get("UPDATE_GOLDENS"):
         golden.write_text(text, encoding="utf-8")

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import reference
-import reference.book
 from autograder.checks import TASKS
 from autograder.checks.core import Context, run_check
 from autograder.sandbox.proxy import local_student
@@ -23,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def student():
     sys.path.insert(0, str(REPO / "student_template" / "bahdanau"))  # d2l_attention, for training
-    runner = Runner(book=reference.book)
+    runner = Runner()
     runner.use_namespace({name: getattr(reference, name) for name in reference.__all__})
     yield local_student(runner)
     sys.path.remove(str(REPO / "student_template" / "bahdanau"))
@@ -32,7 +31,7 @@ def student():
 def failures(student, task_id: str, seed: int, skip: str | None = None) -> list:
     ctx = Context("reference", task_id, seed)
     outcomes = [run_check(check, student, ctx) for check in TASKS[task_id].checks if check.name != skip]
-    return [(o.name, str(o.finding)) for o in outcomes if not o.passed]
+    return [(o.result.name, o.result.finding) for o in outcomes if not o.result.passed]
 
 
 @pytest.mark.parametrize("task_id", sorted(TASKS))
@@ -46,4 +45,4 @@ def test_reference_passes_every_check_for_50_seeds(student, task_id):
 def test_reference_decoder_learns_the_synthetic_corpus(student, task_id):
     [training] = [c for c in TASKS[task_id].checks if c.name == TRAINING]
     outcome = run_check(training, student, Context("reference", task_id, 0))
-    assert outcome.passed, str(outcome.finding)
+    assert outcome.result.passed, outcome.result.finding

@@ -18,9 +18,11 @@ import torch
 from torch import nn
 
 import reference.book
-from autograder.checks.mistakes import CATALOGUE
+
 from autograder.config import load_config
-from autograder.grading import TaskResult, assignment_seed, grade_task
+from autograder.grading import RunSettings, grade_task
+from autograder.report import check_message
+from autograder.results import CheckResult, TaskResult
 from autograder.sandbox.proxy import local_student
 from autograder.sandbox.runner import Runner
 from reference.seq2seq import AttentionDecoder, init_seq2seq
@@ -76,35 +78,36 @@ def _config():
     return load_config()
 
 
+@functools.cache
+def settings(assignment: str) -> RunSettings:
+    return RunSettings.resolve(_config(), assignment, device="cpu")
+
+
 def grade(mutant: Mutant) -> TaskResult:
     """The mutant's grade for its task, from the grader's own config and seed."""
     torch.set_num_threads(1)
-    runner = Runner(book=reference.book)
+    runner = Runner()
     runner.use_namespace(notebook_namespace())
     reply = runner.handle({"op": "exec", "args": {"label": mutant.task_id, "source": mutant.source}})
     assert "error" not in reply, f"the mutant's cell itself raised: {reply['error']}"
-    name = ASSIGNMENT_OF[mutant.task_id]
-    assignment = _config().assignment(name)
-    return grade_task(local_student(runner), name, assignment, mutant.task_id,
-                      seed=assignment_seed(name, _config().seed))
+    return grade_task(local_student(runner), settings(ASSIGNMENT_OF[mutant.task_id]), mutant.task_id).result
 
 
-def failed_checks(result: TaskResult) -> list[dict]:
-    return [check for check in result.checks if not check["passed"]]
+def failed_checks(result: TaskResult) -> list[CheckResult]:
+    return [check for check in result.checks if not check.passed]
 
 
 def describe(result: TaskResult) -> str:
     """The failed checks with their messages, for an assertion's explanation."""
     lines = [f"score {result.score} / {result.max_score}"]
     for check in failed_checks(result):
-        lines += [f"FAIL {check['name']}", *("    " + line for line in check["message"].splitlines())]
+        lines += [f"FAIL {check.name}", *("    " + line for line in check_message(check, "en").splitlines())]
     return "\n".join(lines)
 
 
 def names_mistake(result: TaskResult, mistake_id: str) -> bool:
-    """Whether some failed check names the catalogue's mistake (English text)."""
-    text = CATALOGUE[mistake_id].text[0]
-    return any(text in check["message"] for check in failed_checks(result))
+    """Whether some failed check names the catalogue's mistake."""
+    return any(check.finding is not None and check.finding.mistake == mistake_id for check in failed_checks(result))
 
 
 # --- what the tests assert, and what they saw (for the report in conftest.py) ------------------
@@ -132,7 +135,7 @@ def check_bug(mutant: Mutant) -> None:
     """A bug must lose points, fail its ``must_fail`` checks, and be named when catalogued."""
     OUTCOMES[mutant.id] = {"caught": None, "named": None}  # None: the grader itself raised
     result = grade(mutant)
-    failed = {check["name"] for check in failed_checks(result)}
+    failed = {check.name for check in failed_checks(result)}
     named = names_mistake(result, mutant.mistake) if mutant.mistake else None
     OUTCOMES[mutant.id] = {"caught": result.score < result.max_score, "named": named}
     assert result.score < result.max_score, describe(result)

@@ -2,7 +2,7 @@
 import pytest
 
 from autograder.checks import TASKS
-from autograder.checks.mistakes import CATALOGUE
+from autograder.texts import CATALOGUE
 from autograder.sandbox.runner import Runner
 
 from .harness import TASK_IDS, notebook_namespace
@@ -21,7 +21,7 @@ def test_mutants_are_unique_and_name_catalogued_mistakes_only_for_bugs():
     """Are the ids unique, and is every named mistake a CATALOGUE id on a bug?"""
     ids = [m.id for m in ALL_MUTANTS]
     assert len(ids) == len(set(ids))
-    assert all(m.mistake in CATALOGUE for m in ALL_MUTANTS if m.mistake)
+    assert all(f"mistake.{m.mistake}" in CATALOGUE for m in ALL_MUTANTS if m.mistake)
     assert not [m.id for m in ALL_MUTANTS if m.correct and m.mistake]
     checks = {t: {c.name for c in TASKS[t].checks} for t in TASK_IDS}
     assert all(set(m.must_fail) <= checks[m.task_id] for m in ALL_MUTANTS)

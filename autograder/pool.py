@@ -1,0 +1,132 @@
+"""Grading processes, one sandbox slot each; results come back to the caller, who writes them.
+
+Processes, not threads: the checks keep global state (hypothesis, torch's RNG), and each
+process has its own. On the CPU they are forked from this process, which has imported
+everything and runs torch with one thread; with CUDA they are spawned, since a CUDA context
+does not survive a fork.
+
+Nothing a submission does may stop the batch: an exception while grading it becomes a
+``grader_failed`` error in that student's result (not reused by the next run), and a
+grading process that dies (the pool "breaks") is replaced and its submissions are graded
+again, at most ``ATTEMPTS`` times. Every grading process dies with this one
+(``PR_SET_PDEATHSIG``), and its sandbox slot with it (bubblewrap's ``--die-with-parent``).
+"""
+import ctypes
+import multiprocessing
+import os
+import signal
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+
+from .pipeline import Batch, empty_result, grade_submission
+from .results import Issue, SubmissionResult, text
+from .sandbox import use_one_torch_thread
+from .submissions import Submission
+
+ATTEMPTS = 3
+PR_SET_PDEATHSIG = 1
+
+
+class Stopped(Exception):
+    """SIGINT or SIGTERM arrived: stop the batch now, keep what finished."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def failed_result(batch: Batch, submission: Submission, detail: str) -> SubmissionResult:
+    """A submission the grader failed on: an error for that student, regraded next run."""
+    result = empty_result(batch, submission)
+    result.errors.append(Issue(code="grader_failed", text=text("issue.grader_failed", detail=detail[:500])))
+    return result
+
+
+def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
+              on_result: Callable[[Submission, SubmissionResult], None]) -> None:
+    """Grade every submission with ``jobs`` processes; ``on_result`` runs here, in this
+    process, as each finishes. Raises ``Stopped`` on SIGINT/SIGTERM, after ending them."""
+    attempts: Counter = Counter()
+    pending = list(submissions)
+    with _stop_on_signals():
+        while pending:
+            pending = _one_pool(batch, pending, jobs, attempts, on_result)
+
+
+def _one_pool(batch, pending, jobs, attempts, on_result) -> list[Submission]:
+    """Run ``pending`` in one pool until it is done or breaks; returns what must run again."""
+    context = multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
+    retry: list[Submission] = []
+    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
+                               initializer=_start_slot, initargs=(batch, context.Value("i", 0), os.getpid()))
+    try:
+        futures = {pool.submit(_grade_in_slot, s): s for s in pending}
+        while futures:
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in done:
+                submission = futures.pop(future)
+                try:
+                    on_result(submission, future.result())
+                except BrokenProcessPool:
+                    attempts[submission] += 1
+                    if attempts[submission] < ATTEMPTS:
+                        retry.append(submission)
+                    else:
+                        on_result(submission, failed_result(batch, submission, "its grading process died"))
+    except BaseException:
+        _end(pool)
+        raise
+    pool.shutdown(wait=True)
+    return retry
+
+
+def _end(pool: ProcessPoolExecutor) -> None:
+    """Stop at once: cancel what has not started and kill the grading processes (their
+    sandboxes die with them)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for child in multiprocessing.active_children():
+        child.kill()
+    for child in multiprocessing.active_children():
+        child.join(timeout=5)
+
+
+class _stop_on_signals:
+    """SIGINT and SIGTERM raise ``Stopped`` in this (the main) thread while grading runs."""
+
+    def __enter__(self):
+        def stop(signum, frame):
+            raise Stopped(signum)
+        self.saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def __exit__(self, *exc):
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+
+_SLOT: dict = {}  # in each grading process: its batch and its sandbox
+
+
+def _start_slot(batch: Batch, counter, parent: int) -> None:
+    """Runs once in each grading process: dies with the grader, ignores the terminal's
+    Ctrl-C (the grader stops it), one torch thread, one sandbox slot of its own number."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the grader died before the line above
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    use_one_torch_thread()
+    from .sandbox.sandbox import Sandbox  # noqa: PLC0415 - only grading processes need it
+    with counter.get_lock():
+        slot, counter.value = counter.value, counter.value + 1
+    _SLOT["batch"] = batch
+    _SLOT["sandbox"] = Sandbox(slot, batch.helpers, batch.config.sandbox.limits(), batch.settings.device)
+    _SLOT["sandbox"].start()
+
+
+def _grade_in_slot(submission: Submission) -> SubmissionResult:
+    batch = _SLOT["batch"]
+    try:
+        return grade_submission(_SLOT["sandbox"], batch, submission)
+    except Exception as error:  # our own failure: that student's error, the batch goes on
+        return failed_result(batch, submission, f"{type(error).__name__}: {error}")

@@ -1,0 +1,133 @@
+"""The ``grade`` verb: every usage check before any work, then the batch, then the summary.
+
+``prepare`` turns the command line into a ``GradeRun`` or raises ``ConfigError`` (exit 2);
+``GradeRun.execute`` grades what is not already graded, writes every result as it comes
+back, then grades.csv, and returns the exit status (0 the batch ran, 1 the grader failed
+on some submission, 130/143 stopped by SIGINT/SIGTERM with the finished results kept).
+"""
+import os
+import signal
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import ConfigError, parse_config, read_config
+from .course import COURSE, Course
+from .grading import RunSettings
+from .pipeline import Batch, read_submission
+from .pool import Stopped, grade_all
+from .results import SubmissionResult
+from .sandbox import use_one_torch_thread
+from .store import OutputFolder
+from .submissions import Submission, find_submissions
+
+RUN_MARKER = "AUTOGRADER_RUN"  # set in the grader's environment: its processes inherit it
+
+
+@dataclass
+class Options:
+    paths: list[Path]
+    assignment: str
+    output: Path
+    jobs: int | None = None
+    seed: int | None = None
+    force: bool = False
+    config: Path | None = None
+    device: str | None = None
+    students: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GradeRun:
+    batch: Batch
+    folder: OutputFolder
+    submissions: list[Submission]
+    jobs: int
+    results: dict[str, SubmissionResult] = field(default_factory=dict)
+    reused: set[str] = field(default_factory=set)
+    stopped_by: int | None = None
+
+    def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None) -> int:
+        pending = []
+        for submission in self.submissions:
+            cached = self._cached(submission)
+            if cached is None:
+                pending.append(submission)
+            else:
+                self.results[submission.student_id] = cached
+                self.reused.add(submission.student_id)
+                on_done(cached, True)
+
+        def deliver(submission: Submission, result: SubmissionResult) -> None:
+            self.folder.save(result)
+            self.results[submission.student_id] = result
+            on_done(result, False)
+        try:
+            if pending:
+                grade_all(self.batch, pending, self.jobs, deliver)
+        except Stopped as stop:
+            self.stopped_by = stop.signum
+        self.folder.write_grades(list(self.results.values()), list(self.batch.settings.spec.tasks))
+        if self.stopped_by is not None:
+            return 128 + self.stopped_by
+        return 1 if self.failed else 0
+
+    @property
+    def failed(self) -> list[str]:
+        """Students on whom the grader itself failed (their results say so)."""
+        return [sid for sid, r in self.results.items() if any(e.code == "grader_failed" for e in r.errors)]
+
+    @property
+    def missing(self) -> list[str]:
+        return [s.student_id for s in self.submissions if s.student_id not in self.results]
+
+    def _cached(self, submission: Submission) -> SubmissionResult | None:
+        if self.batch.force:
+            return None
+        stored = self.folder.load(submission.student_id)
+        if stored is None or not stored.fingerprint:
+            return None
+        data, _ = read_submission(submission, self.batch.config.max_notebook_mb << 20)
+        return stored if stored.fingerprint == self.batch.fingerprint(data) else None
+
+
+def prepare(options: Options, course: Course = COURSE) -> GradeRun:
+    """Every check that can fail before grading starts; ``ConfigError`` says what to fix."""
+    use_one_torch_thread()
+    os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)
+    config_path = options.config or course.config_path
+    config_bytes = read_config(config_path)
+    config = parse_config(config_bytes, config_path, course)
+    settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
+    jobs = _jobs(options.jobs, settings.device)
+    submissions = find_submissions(options.paths, options.assignment, settings.spec.notebook,
+                                   options.students)
+    if not submissions:
+        raise ConfigError(f"no submissions of {options.assignment} found under "
+                          f"{', '.join(map(str, options.paths))}")
+    _check_sandbox()
+    folder = OutputFolder(options.output, options.assignment, config.language)
+    folder.check_usable()
+    return GradeRun(Batch(settings, config, config_bytes, course, options.force), folder, submissions, jobs)
+
+
+def _jobs(jobs: int | None, device: str) -> int:
+    if jobs is not None and jobs < 1:
+        raise ConfigError(f"--jobs {jobs}: give at least 1 (or leave it out: one per core)")
+    if device == "cuda":
+        import torch
+        return min(jobs or torch.cuda.device_count(), torch.cuda.device_count())  # one slot per GPU
+    return jobs or os.cpu_count() or 1
+
+
+def _check_sandbox() -> None:
+    from .sandbox import sandbox
+    check = getattr(sandbox, "check_available", None)
+    problem = check() if check is not None else None
+    if problem:
+        raise ConfigError(problem)
+
+
+def signal_name(status: int) -> str:
+    return signal.Signals(status - 128).name if status > 128 else ""

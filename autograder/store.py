@@ -1,0 +1,192 @@
+"""The output folder: results written atomically, read back with validation, grades.csv.
+
+One folder holds one assignment. For each student: ``<id>.json`` (SPEC §3, texts rendered
+in the configured language, and the structured findings that the pages re-render),
+``feedback/<id>.md``, and ``timing/<id>.json`` (seconds per phase and per check: kept out
+of the result so that a result is byte-identical however often it is graded).
+
+Every string written passes ``clean_text``, one rule for text that is not valid UTF-8:
+each undecodable byte becomes ``\\xNN`` (so a cp1251 file name unpacked on Linux keeps a
+readable, stable id). File names are ids that fit the file system (``file_stem``); the
+full id stays inside the JSON and in grades.csv. No text cell of grades.csv starts a
+spreadsheet formula.
+"""
+import csv
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .config import ConfigError
+from .report import check_message, feedback_markdown, issue_message
+from .results import SubmissionResult
+
+MAX_NAME_BYTES = 160         # leaves room for ".<name>.<random>.tmp" within 255 bytes
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+MARKER = ".autograder-assignment"
+
+
+def clean_text(value: str) -> str:
+    """``value`` as valid UTF-8: undecodable bytes (surrogate escapes) and lone surrogates
+    become ``\\xNN`` escapes of their bytes."""
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def clean(value):
+    """``clean_text`` on every string of a JSON-like tree."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean(item) for item in value]
+    if isinstance(value, dict):
+        return {clean_text(str(key)): clean(item) for key, item in value.items()}
+    return value
+
+
+def file_stem(student_id: str) -> str:
+    """A file name for ``student_id``: the id itself when it is a safe name that fits,
+    else a readable prefix and a digest of the whole id."""
+    name = clean_text(student_id).replace("/", "_").replace("\0", "_")
+    if name.startswith("."):
+        name = "_" + name
+    if name and len(name.encode("utf-8")) <= MAX_NAME_BYTES:
+        return name
+    digest = hashlib.sha256(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    prefix = name.encode("utf-8")[:MAX_NAME_BYTES - 17].decode("utf-8", "ignore")
+    return f"{prefix}~{digest}"
+
+
+def spreadsheet_safe(value: str) -> str:
+    """A text cell that a spreadsheet will not run as a formula."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+class OutputFolder:
+    """Where one assignment's results live; ``notes`` collects what the TA should read."""
+
+    def __init__(self, path: Path, assignment: str, language: str):
+        self.path, self.assignment, self.language = path, assignment, language
+        self.notes: list[str] = []
+
+    def check_usable(self) -> None:
+        """Before any grading: a folder we can write, holding no other assignment."""
+        if self.path.exists() and not self.path.is_dir():
+            raise ConfigError(f"--output {self.path}: is a file, not a folder; name a folder")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=self.path, prefix=".probe.")
+            probe.close()
+        except OSError as error:
+            raise ConfigError(f"--output {self.path}: cannot write there ({error.strerror})") from None
+        marker = self.path / MARKER
+        held = marker.read_text(encoding="utf-8").strip() if marker.is_file() else self.assignment
+        if held != self.assignment:
+            raise ConfigError(f"--output {self.path}: holds the results of {held!r}; "
+                              f"use another folder for {self.assignment!r}")
+        marker.write_text(self.assignment + "\n", encoding="utf-8")
+        self._remove_leftovers()
+
+    def _remove_leftovers(self) -> None:
+        for folder in (self.path, self.path / "feedback", self.path / "timing"):
+            for leftover in folder.glob(".*.tmp"):
+                leftover.unlink()  # a write cut short by a killed run
+
+    def result_path(self, student_id: str) -> Path:
+        return self.path / f"{file_stem(student_id)}.json"
+
+    def load(self, student_id: str) -> SubmissionResult | None:
+        """The stored result, validated; a malformed one is noted and ignored (not a crash)."""
+        path = self.result_path(student_id)
+        if not path.is_file():
+            return None
+        try:
+            result = SubmissionResult.model_validate_json(path.read_bytes())
+        except (ValidationError, ValueError, OSError) as error:
+            first = str(error).splitlines()[0][:200]
+            self.notes.append(f"{path}: not a result this grader wrote ({first}); it is graded again")
+            return None
+        if result.assignment != self.assignment or result.student_id != student_id:
+            self.notes.append(f"{path}: holds {result.student_id!r} of {result.assignment!r}; graded again")
+            return None
+        timing = self.path / "timing" / path.name
+        if timing.is_file():
+            try:
+                _apply_timing(result, json.loads(timing.read_text(encoding="utf-8")))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                pass  # timings are for the report only
+        return result
+
+    def save(self, result: SubmissionResult) -> None:
+        """The result, its Markdown feedback and its timings, each written atomically."""
+        stem = file_stem(result.student_id)
+        data = self.rendered(result).model_dump(mode="json", exclude=_TIMING_FIELDS)
+        self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
+        self._write(self.path / "timing" / f"{stem}.json", json.dumps(clean(_timing(result)), indent=1))
+        self._write(self.path / f"{stem}.json", json.dumps(clean(data), indent=1, ensure_ascii=False))
+
+    def rendered(self, result: SubmissionResult) -> SubmissionResult:
+        """A copy with every ``message`` rendered in the folder's language."""
+        copy = result.model_copy(deep=True)
+        copy.language = self.language
+        for issue in (*copy.warnings, *copy.errors):
+            issue.message = issue_message(issue, self.language)
+        for task in copy.tasks:
+            for check in task.checks:
+                check.message = check_message(check, self.language)
+        return copy
+
+    def write_grades(self, results: list[SubmissionResult], task_ids: list[str]) -> Path:
+        """grades.csv: student_id, assignment, score, max_score, then one column per task."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["student_id", "assignment", "score", "max_score", *task_ids])
+        for result in sorted(results, key=lambda r: r.student_id):
+            scores = {task.id: task.score for task in result.tasks}
+            writer.writerow([spreadsheet_safe(clean_text(result.student_id)), spreadsheet_safe(result.assignment),
+                             result.score, result.max_score,
+                             *("" if scores.get(t) is None else scores[t] for t in task_ids)])
+        path = self.path / "grades.csv"
+        self._write(path, out.getvalue())
+        return path
+
+    def _write(self, path: Path, content: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600: use the TA's umask instead
+        os.replace(tmp, path)
+
+
+_TIMING_FIELDS = {"timing": True, "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds"}}}}}
+
+
+def _timing(result: SubmissionResult) -> dict:
+    return {"phases": result.timing,
+            "tasks": {task.id: {"seconds": task.seconds, "checks": {c.name: c.seconds for c in task.checks}}
+                      for task in result.tasks}}
+
+
+def _apply_timing(result: SubmissionResult, timing: dict) -> None:
+    result.timing = {str(k): float(v) for k, v in timing["phases"].items()}
+    for task in result.tasks:
+        saved = timing["tasks"].get(task.id, {})
+        task.seconds = float(saved.get("seconds", 0.0))
+        for check in task.checks:
+            check.seconds = float(saved.get("checks", {}).get(check.name, 0.0))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
