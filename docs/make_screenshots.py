@@ -1,9 +1,12 @@
-"""Regenerate the README's screenshots from a folder of results (``autograder grade``'s
-``<student_id>.json`` files): one student's page at a phone's width, and the class report.
+"""Regenerate the README's screenshots: a student's page at a phone's width (400 px) and
+the class report at a laptop's (820 px), both in Russian by default.
 
-    .venv/bin/python docs/make_screenshots.py RESULTS_DIR STUDENT_ID [--language ru]
+    .venv/bin/python docs/make_screenshots.py CLASS_DIR [--student RESULT.json] [--language en]
 
-Needs Debian's chromium (``make browser-deps``) and the test extras (Playwright).
+CLASS_DIR holds results (``<student_id>.json``, as ``autograder grade`` writes them) for the
+report; the student page shows RESULT.json, or by default the page tests' sample student
+(tests/pages/samples.py: one failed check with its heatmap). Needs Debian's chromium
+(``make browser-deps``) and the test extras (Playwright).
 """
 import argparse
 import sys
@@ -15,9 +18,10 @@ sys.path.insert(0, str(REPO))
 
 from autograder.pages import write_class_report, write_student_page  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
+from tests.pages import samples  # noqa: E402
 from tests.pages.browser import Browser  # noqa: E402
 
-MAX_HEIGHT = 2600  # px of each screenshot: the top of a page is what a reader sees first
+MAX_HEIGHT = 2600  # px: the top of a page, what a reader sees first
 
 
 def task_checks(results: list[SubmissionResult]) -> dict[str, list[str]]:
@@ -31,8 +35,7 @@ def task_checks(results: list[SubmissionResult]) -> dict[str, list[str]]:
 
 
 def screenshot(browser: Browser, page: Path, out: Path, width: int) -> None:
-    tab = browser._context.new_page()
-    tab.set_viewport_size({"width": width, "height": 900})
+    tab = browser.new_tab(width)
     tab.goto(page.resolve().as_uri(), wait_until="load")
     height = min(MAX_HEIGHT, tab.evaluate("() => document.documentElement.scrollHeight"))
     tab.screenshot(path=str(out), clip={"x": 0, "y": 0, "width": width, "height": height}, full_page=True)
@@ -41,13 +44,14 @@ def screenshot(browser: Browser, page: Path, out: Path, width: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path)
-    parser.add_argument("student")
+    parser.add_argument("results", type=Path, help="folder of <student_id>.json for the class report")
+    parser.add_argument("--student", type=Path, help="one result JSON (default: the tests' sample)")
     parser.add_argument("--language", default="ru", choices=["en", "ru"])
     args = parser.parse_args()
     results = [SubmissionResult.model_validate_json(path.read_text(encoding="utf-8"))
                for path in sorted(args.results.glob("*.json"))]
-    student = next(r for r in results if r.student_id == args.student)
+    student = (SubmissionResult.model_validate_json(args.student.read_text(encoding="utf-8"))
+               if args.student else samples.readable())
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         page = write_student_page(student, folder / "student.html", args.language)

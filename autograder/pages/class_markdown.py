@@ -2,14 +2,14 @@
 terminal, an e-mail or a repository. Student text is escaped (a student id can hold ``|`` or
 backticks), and the score distribution is drawn in characters.
 """
+import math
 import re
 
 from .. import texts
 from ..results import text
-from .class_stats import ClassStats, Rate
+from .class_stats import ClassStats, Rate, bin_width, by_task
 from .markup import number
 
-HISTOGRAM_BINS = 10
 HISTOGRAM_WIDTH = 30
 
 
@@ -72,13 +72,15 @@ def phases_text(phases: dict[str, float], language: str) -> str:
 
 
 def histogram(scores: list[float], maximum: float) -> list[str]:
-    """The score distribution as bars of characters, one line per bin of the autograded score."""
-    width = maximum / HISTOGRAM_BINS if maximum > 0 else 1.0
-    counts = [0] * HISTOGRAM_BINS
+    """The score distribution as bars of characters, one line per bin (the HTML plot's bins):
+    ``from–to`` includes ``from`` and excludes ``to``, but the last bin holds full marks."""
+    width = bin_width(maximum)
+    bins = max(1, math.ceil(maximum / width))
+    counts = [0] * bins
     for score in scores:
-        counts[min(HISTOGRAM_BINS - 1, max(0, int(score / width)))] += 1
+        counts[min(bins - 1, max(0, int(score / width)))] += 1
     top = max(counts) or 1
-    return [f"{i * width:6.2f}–{(i + 1) * width:<6.2f} {'█' * round(HISTOGRAM_WIDTH * n / top):<{HISTOGRAM_WIDTH}} {n}"
+    return [f"{i * width:6g}–{(i + 1) * width:<6g} {'█' * round(HISTOGRAM_WIDTH * n / top):<{HISTOGRAM_WIDTH}} {n}"
             for i, n in enumerate(counts)]
 
 
@@ -90,8 +92,7 @@ def report_markdown(stats: ClassStats, language: str) -> str:
     lines += [md(line) + "\n" for line in summary_texts(stats, language)]
     lines += [f"## {_say('page.report.distribution', language)}", "",
               *fenced("\n".join(histogram(stats.scores, stats.autograded_max))), ""]
-    lines += _tasks_and_checks(stats, language)
-    lines += _mistakes(stats, language)
+    lines += _tasks(stats, language) + _mistakes(stats, language) + _checks(stats, language)
     lines += _errors(stats, language)
     lines += _warnings(stats, language)
     rows = [[code(t.student), number(t.total, language), md(phases_text(t.phases, language))]
@@ -111,17 +112,20 @@ def _check(name: str, language: str) -> str:
     return _catalogued(f"title.{name}", name, language)
 
 
-def _tasks_and_checks(stats: ClassStats, language: str) -> list[str]:
+def _tasks(stats: ClassStats, language: str) -> list[str]:
     lines = [f"## {_say('page.report.tasks', language)}", "",
              _say("page.report.pass_rate_explained", language, count=stats.students), ""]
     rows = [[code(r.task), _share(r), f"{number(r.mean_score, language)} / {number(r.max_score, language)}"]
             for r in stats.task_rates]
-    lines += _table([_say("term.task", language), _say("page.report.full_marks", language),
-                     _say("page.report.mean_score", language)], rows)
-    lines += [f"## {_say('page.report.checks', language)}", ""]
+    return lines + _table([_say("term.task", language), _say("page.report.full_marks", language),
+                           _say("page.report.mean_score", language)], rows)
+
+
+def _checks(stats: ClassStats, language: str) -> list[str]:
     rows = [[code(r.task), _check(r.check, language), _share(r)] for r in stats.check_rates]
-    return lines + _table([_say("term.task", language), _say("term.check", language),
-                           _say("term.pass_rate", language)], rows)
+    return [f"## {_say('page.report.checks', language)}", "",
+            *_table([_say("term.task", language), _say("term.check", language),
+                     _say("term.pass_rate", language)], rows)]
 
 
 def _mistakes(stats: ClassStats, language: str) -> list[str]:
@@ -130,7 +134,8 @@ def _mistakes(stats: ClassStats, language: str) -> list[str]:
     if stats.mistakes:
         rows = [[_catalogued(f"mistake.{m.mistake}", m.mistake, language), str(len(m.students)),
                  ", ".join(code(s) for s in sorted(m.students)),
-                 "; ".join(f"{code(t)}: {_check(c, language)}" for t, c in sorted(m.places))]
+                 "; ".join(f"{code(task)}: {', '.join(_check(c, language) for c in checks)}"
+                           for task, checks in by_task(m.places).items())]
                 for m in stats.mistakes]
         lines += _table([_say("page.report.mistake", language), _say("page.report.count", language),
                          _say("page.report.students", language), _say("page.report.named_in", language)], rows)

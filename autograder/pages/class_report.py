@@ -11,7 +11,7 @@ from .. import texts
 from ..results import SubmissionResult, text
 from . import class_markdown, figures
 from .class_markdown import phases_text, summary_texts
-from .class_stats import ClassStats, Rate, summarise
+from .class_stats import ClassStats, Rate, bin_width, by_task, summarise
 
 VISIBLE_TIMINGS = 10  # the slowest submissions shown; the others fold away
 TIMING_WIDTHS = (42, 20, 38)
@@ -35,8 +35,9 @@ def report_html(stats: ClassStats, language: str) -> str:
     if not stats.students:
         return document(title, f"<h1>{esc(title)}</h1><p>{say(text('page.report.empty'), language)}</p>",
                         language)
+    # The class's mistakes right after the task summary: what a lecturer reads first.
     parts = [f"<h1>{esc(title)}</h1>", _scores(stats, language), _tasks(stats, language),
-             _checks(stats, language), _mistakes(stats, language), _errors(stats, language),
+             _mistakes(stats, language), _checks(stats, language), _errors(stats, language),
              _warnings(stats, language), _timing(stats, language), _slow_checks(stats, language)]
     return document(title, "".join(parts), language)
 
@@ -54,7 +55,8 @@ def _scores(stats: ClassStats, language: str) -> str:
     labels = (texts.render(text("page.report.hist_x", max=number(stats.autograded_max, language)), language),
               texts.render(text("page.report.hist_y"), language))
     mean = texts.render(text("page.report.mean", mean=number(stats.mean, language)), language)
-    png = figures.score_histogram(stats.scores, stats.autograded_max, labels, mean)
+    png = figures.score_histogram(stats.scores, stats.autograded_max, bin_width(stats.autograded_max),
+                                  labels, mean)
     alt = texts.render(text("page.report.distribution"), language)
     summary = "".join(f"<p>{esc(line)}</p>" for line in summary_texts(stats, language))
     return f"{summary}{_h2('page.report.distribution', language)}<figure>{image(png, alt)}</figure>"
@@ -89,8 +91,8 @@ def _mistakes(stats: ClassStats, language: str) -> str:
         return f"{head}<p>{say(text('page.report.no_mistakes'), language)}</p>{undiagnosed}"
     rows = []
     for entry in stats.mistakes:
-        places = "; ".join(f"{ident(task)}: {check_title(check, language)}"
-                           for task, check in sorted(entry.places))
+        places = "; ".join(f"{ident(task)}: {', '.join(check_title(c, language) for c in checks)}"
+                           for task, checks in by_task(entry.places).items())
         students = ", ".join(ident(s) for s in sorted(entry.students))
         rows.append([f"{mistake_name(entry.mistake, language)}<br><small>{places}</small>",
                      str(len(entry.students)), students])

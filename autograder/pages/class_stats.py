@@ -11,6 +11,8 @@ from statistics import mean, median
 from ..results import SubmissionResult
 
 SLOWEST_CHECKS = 10
+MAX_BINS = 20
+NICE_WIDTHS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)  # points: checks are worth 0.25 and up
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,20 @@ class ClassStats:
     @property
     def median(self) -> float | None:
         return median(self.scores) if self.scores else None
+
+
+def bin_width(maximum: float) -> float:
+    """The score histogram's bin: the smallest round width that needs at most MAX_BINS bins
+    (0.25 for a 4-point task set, 1 for 13 points), so each bar is a readable score range."""
+    return next((w for w in NICE_WIDTHS if maximum / w <= MAX_BINS), NICE_WIDTHS[-1])
+
+
+def by_task(places: set[tuple[str, str]]) -> dict[str, list[str]]:
+    """(task, check) pairs as each task's checks, both sorted."""
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for task, check in sorted(places):
+        grouped[task].append(check)
+    return dict(grouped)
 
 
 def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]) -> ClassStats:

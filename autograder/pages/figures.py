@@ -77,12 +77,12 @@ def _annotate(ax, matrix: np.ndarray, middle: float) -> None:
         ax.text(key, query, label, ha="center", va="center", fontsize=8, color=colour)
 
 
-def score_histogram(scores: list[float], maximum: float, labels: tuple[str, str],
+def score_histogram(scores: list[float], maximum: float, width: float, labels: tuple[str, str],
                     mean_label: str) -> bytes:
-    """How many students got each autograded score (bins over 0..maximum), with the mean
-    as a dashed line; ``mean_label`` is its legend (the caller writes the number)."""
-    bins = max(1, min(20, math.ceil(maximum / 0.25))) if maximum > 0 else 1
-    edges = np.linspace(0.0, max(maximum, 1e-9), bins + 1)
+    """How many students got each autograded score (bins of ``width`` points from 0), with
+    the mean as a dashed line; ``mean_label`` is its legend (the caller writes the number)."""
+    bins = max(1, math.ceil(maximum / width))
+    edges = np.arange(bins + 1) * width  # the last bin holds full marks
     counts, _ = np.histogram(np.clip(scores, 0.0, edges[-1]), bins=edges)
     figure = Figure(figsize=(5.6, 3.0), layout="constrained")
     ax = figure.subplots()

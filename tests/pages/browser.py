@@ -54,8 +54,13 @@ class Browser:
             str(profile), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
             viewport={"width": PHONE_WIDTH, "height": 860}, device_scale_factor=1)
 
-    def render(self, path: Path, screenshot: Path) -> Rendered:
+    def new_tab(self, width: int = PHONE_WIDTH):
         page = self._context.new_page()
+        page.set_viewport_size({"width": width, "height": 860})
+        return page
+
+    def render(self, path: Path, screenshot: Path) -> Rendered:
+        page = self.new_tab()
         rendered = Rendered(title="")
         page.on("console", lambda message: rendered.console.append(f"{message.type}: {message.text}")
                 if message.type in ("error", "warning") else None)

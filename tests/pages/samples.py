@@ -96,3 +96,13 @@ def batch() -> list[SubmissionResult]:
                              errors=[Issue(code="not_utf8", text=text("issue.not_utf8", name="frank.ipynb",
                                                                       position=12))]),
             submission(HOSTILE, sqrt_bug=False, softmax_untouched=False, crashed=False, seconds=3.0)]
+
+
+def readable() -> SubmissionResult:
+    """The sample student without hostile text (for the README's screenshot and the Russian
+    prose test): one untouched task, one mistake with its heatmap, a removed magic."""
+    result = submission("s042", crashed=False)
+    for check in result.tasks[0].checks:  # the sandbox's "line N" is not catalogued yet
+        check.finding.problem = text("check.raised", type="NotImplementedError", message="", where="")
+    result.warnings = [Issue(code="magic_removed", text=text("issue.magic_removed", cell=4))]
+    return result
