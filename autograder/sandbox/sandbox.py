@@ -1,28 +1,50 @@
 """The trusted side of the sandbox: a slot is one warm, locked-down zygote started
-through bubblewrap; each submission gets a fresh worker forked from it (``zygote``).
+through bubblewrap; each submission gets a fresh worker forked from it.
 
 What student code can reach, as the grader runs it (root, Linux, bubblewrap):
 
 - Files: read-only /usr, /etc, the Python installation, the virtualenv (at /opt/venv),
   the ``autograder.sandbox`` package (at /opt/grader) and the assignment's helper
-  folder (at /course); a private /tmp (tmpfs of ``tmp_mb``) that is emptied between
-  submissions. The repository, ``reference/``, ``grader.yml``, the TA's notebooks,
-  other submissions and the output folder are not mounted at all.
-- Processes: its own PID namespace, where it sees only its own slot; a uid of its
-  own per slot (61000 + slot) with rlimits on CPU time, processes (threads count),
-  file size, data memory and open files; no privilege gain through exec, no new
-  user namespaces, no SysV IPC; it cannot ptrace or read the zygote. When the
-  submission ends (or times out, or dies) every process of that uid is SIGKILLed.
-- Network: its own namespace with only a loopback device. Nothing else.
+  package (at /course/d2l_attention); a private /tmp (``tmp_mb``, ``tmp_files``)
+  emptied between submissions. The repository, ``reference/``, ``grader.yml``, the TA's
+  notebooks, other submissions and the output folder are not mounted at all.
+- Processes: its own PID namespace, where it sees only its own slot, as a uid leased
+  for this slot alone (``uids``: no two slots on the host, in this run or another, share
+  one); the zygote is another user (root with three capabilities), so a worker can
+  neither signal it nor change its limits, priority, policy or affinity, and the zygote
+  checks its own state after every submission anyway. Every rlimit is set in the worker.
+  The slot's cgroups (``cgroups``) give it a CPU quota of ``cpus`` cores, and bound the
+  submission's memory (memfd and tmpfs included) and processes as a whole; time limits
+  are in the submission's CPU time, with a wall-clock backstop. When the submission ends,
+  every process in the slot but the zygote is SIGKILLed and /tmp is emptied.
+- Kernel state: see the channel list below. Network: only a loopback device of its own.
 
-Not covered: memory is capped per process (``memory_mb``), so a submission may hold
-up to ``memory_mb`` x ``max_processes`` in all (a cgroup per slot would close this);
-a reply may be up to ``protocol.MAX_MESSAGE_BYTES`` big; the kernel is shared.
+Kernel channels a student could reach, and what closes each:
 
-Without root, bubblewrap runs in a user namespace and the uid cannot change: student
-code runs as the grader's own user (the repository is still not mounted),
-``max_processes`` counts all of that user's processes, and SysV IPC stays on. A
-warning says so.
+- keyrings (add_key, keyctl, request_key): denied by seccomp; /proc/keys and
+  /proc/key-users hidden; a uid that owns keys is never leased.
+- System V shared memory, queues, semaphores: denied by seccomp; the worker's own IPC
+  namespace; the slot's IPC namespace has every SysV limit at 0.
+- POSIX message queues: denied by seccomp, RLIMIT_MSGQUEUE 0, the worker's IPC namespace.
+- POSIX shared memory (/dev/shm): /dev is bubblewrap's, owned by root, not writable.
+- abstract UNIX sockets, loopback ports: the worker's own network namespace, gone
+  with its last process.
+- files: /tmp only, emptied between submissions (as the student's uid).
+- processes, signals, rlimits, nice, policy, affinity, ioprio of other processes: uid
+  per slot and per run, PID namespace, zygote under another uid and self-checked.
+- inotify, fanotify: denied by seccomp (a watch on a shared read-only file would see
+  another slot's reads).
+- ptrace, process_vm_*, kcmp, pidfd_getfd, perf_event_open, bpf, userfaultfd,
+  io_uring, syslog (the kernel log names other processes), memfd_secret: denied.
+- new user namespaces, setns: denied (the worker's own are made before the filter).
+- memfd and tmpfs memory: the submission's memory cgroup.
+- file locks on shared read-only files, CPU and cache timing: not closed; they pass
+  bits only between two students running at the same time who cooperate, and leave
+  nothing behind.
+
+Fallbacks, each with a warning: not root (bubblewrap's user namespace, the grader's own
+uid, no inode cap on /tmp); no usable cgroup (memory per process only, wall-clock
+timeouts); no unprivileged user namespaces (the slot's namespaces only).
 
 bubblewrap's ``--die-with-parent`` fires when the *thread* that started the slot
 ends: start slots from a thread that lives as long as they do.
@@ -36,62 +58,72 @@ import sys
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
-from . import protocol
-from .confine import COURSE_INSIDE, bwrap_command, first_child, wait_until_dead
-from .proxy import WorkerLost
+from . import cgroups, uids
+from .confine import COURSE_INSIDE, Plan, bwrap_command, first_child, gpu_nodes, wait_until_dead
+from .errors import SandboxError, SandboxUnavailable, ZygoteGone
+from .limits import Limits, rlimits
+from .worker import Submission, Worker
 
-BASE_UID = 61000
-START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 2.0
+__all__ = ["Limits", "Sandbox", "SandboxError", "SandboxUnavailable", "check_available", "gpu_slots"]
+
+START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 3.0
 NOT_ROOT = ("the grader is not running as root: the sandbox falls back to a user namespace "
-            "without a uid of its own, so student code runs as your user and max_processes "
-            "counts all of your processes (see autograder/sandbox/sandbox.py)")
+            "without a uid of its own, so student code runs as your user, max_processes "
+            "counts all of your processes and /tmp has no cap on its number of files")
+NO_CGROUP = ("{why}: each process's memory is capped but not the submission's, no slot has "
+             "its own CPU share, and time limits are wall-clock time")
+NO_NAMESPACES = ("this kernel refuses unprivileged user namespaces: workers share the slot's "
+                 "network and IPC namespaces (the seccomp filter still denies SysV IPC)")
+_warned: set[str] = set()
 
 
-class SandboxUnavailable(RuntimeError):
-    """This machine cannot run the sandbox at all."""
+def check_available() -> str | None:
+    """One readable line when this machine cannot run the sandbox; None when it can.
+    For the command line to call in the parent, before forking any grading process."""
+    if sys.platform != "linux":
+        return f"the sandbox needs Linux (bubblewrap and namespaces); this is {sys.platform}"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed: install it: apt-get install bubblewrap (make sandbox-deps)"
+    if os.geteuid() == 0 and not (shutil.which("unshare") and shutil.which("mount")):
+        return "unshare and mount are missing: install them: apt-get install util-linux"
+    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net",
+                            "--unshare-ipc", "--", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"bubblewrap cannot create namespaces here: {probe.stderr.strip()[:200]}"
+    return None
 
 
-class SandboxError(RuntimeError):
-    """The sandbox failed for a reason that is the grader's or the course's, not the student's."""
-
-
-class _ZygoteGone(Exception):
-    """The zygote did not answer: it died, was stopped, or said something unreadable."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one submission may use. Times are wall-clock seconds."""
-    cell_timeout_s: float = 30
-    call_timeout_s: float = 20
-    submission_timeout_s: float = 240
-    memory_mb: int = 3072       # per process (RLIMIT_DATA)
-    max_processes: int = 32     # processes and threads of the slot's uid
-    max_file_mb: int = 16       # largest file it may write
-    max_output_kb: int = 64     # printed output kept per request
-    tmp_mb: int = 64            # size of its private /tmp
+def gpu_slots(device: str) -> int | None:
+    """How many slots may run at once on ``device``: one per GPU on CUDA (each slot gets
+    a GPU to itself, so no student can take another's GPU memory); None (no cap) on
+    the CPU. The pipeline caps ``--jobs`` at it."""
+    return len(gpu_nodes()) if device.startswith("cuda") else None
 
 
 class Sandbox:
     """One slot: a zygote kept warm across submissions, one worker at a time.
 
-    ``start()`` takes about as long as ``import torch``; ``spawn()`` tens of
-    milliseconds. A zygote that a student killed or stopped is replaced at the next
-    ``spawn()``.
+    ``start()`` leases the slot's uid and cgroups and takes about as long as ``import
+    torch``; ``spawn()`` a few tens of milliseconds. A zygote that died, stopped or
+    changed is replaced at the next ``spawn()`` (``starts`` counts them, ``replaced``
+    says why).
     """
 
-    def __init__(self, slot: int, helpers_dir: Path, limits: Limits = Limits(), device: str = "cpu"):
-        self.slot, self.helpers_dir = slot, Path(helpers_dir).resolve()
+    def __init__(self, slot: int, helper_package: Path, limits: Limits = Limits(), device: str = "cpu"):
+        self.slot, self.helper_package = slot, Path(helper_package).resolve()
         self.limits, self.device = limits, device
-        self.uid = BASE_UID + slot if os.geteuid() == 0 else os.geteuid()  # what student code runs as
-        self.starts = 0  # zygotes started so far: more than one means a slot was replaced
+        self.uid: int | None = None  # what student code runs as, once started
+        self.groups: cgroups.NoGroups = cgroups.NoGroups()
+        self.starts, self.replaced = 0, []
+        self._lease: uids.UidLease | None = None
         self._process: subprocess.Popen | None = None
         self._init: int | None = None  # PID 1 of the slot's namespace, as the host sees it
         self._control: socket.socket | None = None
         self._worker: Worker | None = None
+        self._submission: Submission | None = None
 
     def __enter__(self) -> "Sandbox":
         self.start()
@@ -100,92 +132,176 @@ class Sandbox:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def zygote_pid(self) -> int | None:
+        """The zygote's pid as the host sees it."""
+        return first_child(self._init) if self._init is not None else None
+
     def start(self) -> None:
         """Launch bubblewrap and the zygote; return once it has imported torch."""
         if self._process is not None:
             return
-        bwrap = shutil.which("bwrap")
-        if sys.platform != "linux" or bwrap is None:
-            raise SandboxUnavailable("bubblewrap is not installed: run `make sandbox-deps` "
-                                     "(apt-get install bubblewrap)")
-        if not self.helpers_dir.is_dir():
-            raise SandboxError(f"the assignment's helper folder {self.helpers_dir} does not exist")
-        as_root = os.geteuid() == 0
-        if as_root and self.helpers_dir.stat().st_mode & 0o005 != 0o005:
-            raise SandboxError(f"the sandbox's user cannot read the helper folder {self.helpers_dir}"
-                               f": run `chmod -R o+rX {self.helpers_dir}`")
-        if not as_root:
-            warnings.warn(NOT_ROOT, RuntimeWarning, stacklevel=2)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        stderr = tempfile.TemporaryFile()
-        command = bwrap_command(bwrap, self.uid if as_root else None, self.helpers_dir,
-                                self.limits.tmp_mb, self.device, theirs.fileno())
-        with theirs, stderr:
-            try:
-                self._process = subprocess.Popen(
-                    command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-            except OSError:
-                ours.close()
-                raise
-            self._control, self.starts = ours, self.starts + 1
-            theirs.close()  # now only the zygote holds it: its death reads as EOF here
-            try:
-                self._receive(START_TIMEOUT_S)
-                # bubblewrap exits as soon as the zygote does, leaving PID 1 of the namespace
-                # to die after it: note that PID now, to wait for it in _stop()
-                self._init = first_child(self._process.pid)
-            except _ZygoteGone:
-                self._stop()
-                stderr.seek(0)
-                tail = stderr.read()[-2000:].decode(errors="replace").strip()
-                raise SandboxError(f"the sandbox did not start: {tail or 'no message'}") from None
+        problem = check_available() if self.starts == 0 else None
+        if problem is not None:
+            raise SandboxUnavailable(problem)
+        self._check_package()
+        leased_now = self.uid is None
+        if leased_now:
+            self._lease_resources()
+        try:
+            self._launch()
+        except BaseException:
+            if leased_now:  # a slot that never ran keeps nothing: uid, cgroups
+                self.close()
+            raise
 
-    def spawn(self, book_source: str | None) -> "Worker":
-        """A fresh worker for one submission; ``book_source`` is the course's published
-        code, bound in place of a task's names while other tasks are checked."""
+    def spawn(self, book_source: str | None = None, deadline: float | None = None) -> Worker:
+        """A fresh worker for one submission. ``deadline`` (``time.monotonic()`` seconds)
+        bounds the whole submission: pass the same one for every worker it needs, and its
+        printed output is capped across them too. ``book_source`` is the course's
+        published code, bound in place of a task's names while other tasks are checked."""
         if self._worker is not None:
             self._worker.close()
+        if deadline is None:
+            deadline = time.monotonic() + self.limits.submission_timeout_s
+        if self._submission is None or self._submission.deadline != deadline:
+            self._submission = Submission(deadline, self.limits.max_printed_kb * 1024)
         self.start()
-        grader_end, worker_end = socket.socketpair()
-        with worker_end:
-            try:
-                self._ask({"op": "spawn"}, fds=[worker_end.fileno()])
-            except _ZygoteGone:  # killed between submissions: one fresh try
-                self._stop()
-                self.start()
-                self._ask({"op": "spawn"}, fds=[worker_end.fileno()])
-        self._worker = Worker(self, grader_end)
-        self._worker.set_up(book_source)
-        return self._worker
+        try:
+            return self._spawn_once(book_source)
+        except ZygoteGone:  # killed, stopped or broken between submissions: one fresh try
+            self._stop()
+            self.start()
+            return self._spawn_once(book_source)
 
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()
         self._stop()
+        self.groups.remove()
+        self.groups = cgroups.NoGroups()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+        self.uid = None
 
     def end_submission(self, wait_s: float = 0.0) -> str:
-        """Kill every process of the slot's uid; returns how the worker ended ("" if
-        unknown). A zygote that does not answer, or could not clean up, is replaced."""
+        """Kill every process of the submission; returns how the worker ended ("" if
+        unknown). A zygote that does not answer, could not clean up, or whose own state
+        changed is replaced."""
         self._worker = None
         if self._process is None:
             return ""
         try:
             reply = self._ask({"op": "kill", "wait_s": wait_s}, timeout=KILL_TIMEOUT_S + wait_s)
-        except _ZygoteGone:
-            self._stop()
+        except ZygoteGone as gone:
+            self._replace(f"the zygote did not answer ({gone})")
             return ""
         if reply.get("clean") is not True:
-            self._stop()
+            self._replace(f"the slot was not clean; changed: {reply.get('changed')}")
+        elif self.groups.processes():
+            self._replace("processes of the submission outlived it")
         return str(reply.get("child", ""))[:200]
+
+    # --- internals --------------------------------------------------------------------
+    def _check_package(self) -> None:
+        package = self.helper_package
+        if not package.is_dir():
+            raise SandboxError(f"the assignment's helper package {package} does not exist")
+        if notebooks := sorted(package.rglob("*.ipynb")):
+            raise SandboxError(f"the helper package {package} holds a notebook ({notebooks[0].name}): "
+                               f"pass the package folder alone; the sandbox never mounts a notebook")
+        if os.geteuid() == 0 and package.stat().st_mode & 0o005 != 0o005:
+            raise SandboxError(f"the sandbox's user cannot read the helper package {package}"
+                               f": run `chmod -R o+rX {package}`")
+
+    def _lease_resources(self) -> None:
+        if os.geteuid() != 0:
+            _warn_once(NOT_ROOT)
+            self.uid = os.geteuid()
+            return
+        self._lease = uids.lease_uid()
+        if self._lease is None:
+            raise SandboxError(f"all {uids.UID_COUNT} sandbox uids from {uids.FIRST_UID} are in use "
+                               f"on this host (see {uids.LOCK_DIR})")
+        self.uid = self._lease.uid
+        limits = self.limits
+        self.groups, why = cgroups.create(self.uid, limits.memory_mb, limits.max_processes, limits.cpus)
+        if why:
+            _warn_once(NO_CGROUP.format(why=why))
+
+    def _plan(self, zygote_args: dict) -> Plan:
+        gpu = None
+        if self.device.startswith("cuda"):
+            nodes = gpu_nodes()
+            if self.slot >= len(nodes):
+                raise SandboxError(f"slot {self.slot} has no GPU of its own: this machine has "
+                                   f"{len(nodes)}; grade with --jobs {max(len(nodes), 1)}")
+            gpu = nodes[self.slot]
+        tmp_mount = None
+        if self._lease is not None:
+            tmp_mount = self._lease.scratch_dir / "tmp"
+            tmp_mount.mkdir(mode=0o700, exist_ok=True)
+        return Plan(uid=self.uid if self._lease else None, helper_package=self.helper_package,
+                    tmp_mb=self.limits.tmp_mb, tmp_files=self.limits.tmp_files, tmp_mount=tmp_mount,
+                    gpu=gpu, zygote_args=json.dumps(zygote_args))
+
+    def _launch(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        join = [os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+                for path in self.groups.slot_procs + self.groups.worker_procs]
+        split = len(self.groups.slot_procs)
+        args = {"control": theirs.fileno(), "uid": self.uid if self._lease else None,
+                "slot_cgroups": join[:split], "worker_cgroups": join[split:]}
+        stderr = tempfile.TemporaryFile()
+        try:
+            command = bwrap_command(shutil.which("bwrap"), self._plan(args))
+            self._process = subprocess.Popen(
+                command, pass_fds=[theirs.fileno(), *join], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()  # now only the zygote holds it: its death reads as EOF here
+            for fd in join:
+                os.close(fd)
+        self._control, self.starts = ours, self.starts + 1
+        with stderr:
+            try:
+                self._receive(START_TIMEOUT_S)
+                # bubblewrap exits as soon as the zygote does, leaving PID 1 of the namespace
+                # to die after it: note that PID now, to wait for it in _stop()
+                self._init = first_child(self._process.pid)
+            except ZygoteGone:
+                self._stop()
+                stderr.seek(0)
+                tail = stderr.read()[-2000:].decode(errors="replace").strip()
+                raise SandboxError(f"the sandbox did not start: {tail or 'no message'}") from None
+
+    def _spawn_once(self, book_source: str | None) -> Worker:
+        grader_end, worker_end = socket.socketpair()
+        with worker_end:
+            try:
+                self._ask({"op": "spawn"}, fds=[worker_end.fileno()])
+            except ZygoteGone:
+                grader_end.close()
+                raise
+        self._worker = Worker(self, grader_end, self._submission)
+        setup = {"book": book_source, "sys_path": [COURSE_INSIDE], "limits": rlimits(self.limits),
+                 "output_limit": self.limits.max_output_kb * 1024}
+        self._worker.set_up(setup, SETUP_TIMEOUT_S)
+        if self._worker.namespaces is False:
+            _warn_once(NO_NAMESPACES)
+        return self._worker
 
     def _ask(self, message: dict, fds: list[int] = (), timeout: float = KILL_TIMEOUT_S) -> dict:
         data = json.dumps(message).encode()
         try:
             self._control.settimeout(timeout)
             socket.send_fds(self._control, [data], list(fds))
-        except OSError as error:
-            raise _ZygoteGone(str(error)) from None
+        except (OSError, AttributeError) as error:  # AttributeError: no control socket
+            raise ZygoteGone(str(error)) from None
         return self._receive(timeout)
 
     def _receive(self, timeout: float) -> dict:
@@ -193,10 +309,15 @@ class Sandbox:
             self._control.settimeout(timeout)
             reply = json.loads(self._control.recv(1 << 16) or b"null")
         except (OSError, ValueError) as error:
-            raise _ZygoteGone(str(error)) from None
+            raise ZygoteGone(str(error)) from None
         if not isinstance(reply, dict):
-            raise _ZygoteGone("no reply")
+            raise ZygoteGone("no reply")
         return reply
+
+    def _replace(self, why: str) -> None:
+        """Stop the zygote; the next ``spawn()`` starts a fresh one."""
+        self.replaced.append(why)
+        self._stop()
 
     def _stop(self) -> None:
         """Kill bubblewrap: its PID namespace, with every process in it, dies with it."""
@@ -212,99 +333,8 @@ class Sandbox:
             self._control = None
 
 
-class Worker:
-    """One submission's process; ``transport`` is what ``proxy.Student`` calls."""
-
-    def __init__(self, sandbox: Sandbox, sock: socket.socket):
-        self.alive = True
-        self._sandbox, self._sock, self._limits = sandbox, sock, sandbox.limits
-        self._ends_at = time.monotonic() + self._limits.submission_timeout_s
-        self._lost = ""
-
-    def set_up(self, book_source: str | None) -> None:
-        limits = self._limits
-        setup = {"book": book_source, "sys_path": [COURSE_INSIDE],
-                 "output_limit": limits.max_output_kb * 1024,
-                 "limits": {"cpu_s": int(limits.submission_timeout_s) + 1,
-                            "max_processes": limits.max_processes,
-                            "file_mb": limits.max_file_mb, "memory_mb": limits.memory_mb}}
-        try:
-            reply = self._exchange(setup, SETUP_TIMEOUT_S)
-        except WorkerLost as lost:
-            raise SandboxError(f"the worker could not be set up: {lost.reason}") from None
-        if "error" in reply:
-            self.close()
-            error = reply["error"]
-            raise SandboxError(f"the book's code failed in the sandbox: {error.get('type')}: "
-                               f"{error.get('message')}")
-
-    def transport(self, request: dict) -> dict:
-        """Send one request and wait for its reply; raises ``WorkerLost`` (and ends the
-        submission) on a timeout, a dead process or an unreadable reply."""
-        if not self.alive:
-            raise WorkerLost(self._lost or "the worker was closed")
-        exec_op = request.get("op") == "exec"
-        reply = self._exchange(request, self._limits.cell_timeout_s if exec_op
-                               else self._limits.call_timeout_s)
-        error = reply.get("error")
-        if exec_op and isinstance(error, dict) and error.get("type") == "MemoryError":
-            # what the cell allocated stays reachable from its names, and every later call
-            # would fail for want of memory: end the worker as if it had crashed
-            raise self._lose(f"ran out of memory ({self._limits.memory_mb} MB)")
-        return reply
-
-    def close(self) -> None:
-        """End the submission: every process it started is killed."""
-        if self.alive:
-            self.alive, self._lost = False, "the worker was closed"
-            self._sock.close()
-            self._sandbox.end_submission()
-
-    def _exchange(self, message: dict, limit: float) -> dict:
-        now = time.monotonic()
-        why = f"timed out after {limit:g} s"
-        if now + limit > self._ends_at:
-            limit, why = self._ends_at - now, (
-                f"the submission used up its {self._limits.submission_timeout_s:g} s")
-        channel = _DeadlineSocket(self._sock, now + limit)
-        try:
-            protocol.send(channel, message)
-            reply = protocol.recv(channel)
-        except TimeoutError:
-            raise self._lose(why) from None
-        except (EOFError, OSError):
-            raise self._lose("the process exited (os._exit or a crash)", wait_s=0.2) from None
-        except protocol.ProtocolError as error:
-            raise self._lose(f"it sent an unreadable reply ({error})") from None
-        if not isinstance(reply, dict):
-            raise self._lose("it sent a reply that is not a dict")
-        return reply
-
-    def _lose(self, reason: str, wait_s: float = 0.0) -> WorkerLost:
-        self.alive = False
-        self._sock.close()
-        how = self._sandbox.end_submission(wait_s)
-        self._lost = f"{reason}: {how}" if how and wait_s else reason
-        return WorkerLost(self._lost)
-
-
-class _DeadlineSocket:
-    """The two socket methods ``protocol`` uses, under one deadline for the whole
-    message: a worker that trickles bytes cannot stretch its time."""
-
-    def __init__(self, sock: socket.socket, deadline: float):
-        self.sock, self.deadline = sock, deadline
-
-    def _arm(self) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        self.sock.settimeout(left)
-
-    def sendall(self, data: bytes) -> None:
-        self._arm()
-        self.sock.sendall(data)
-
-    def recv(self, size: int) -> bytes:
-        self._arm()
-        return self.sock.recv(size)
+def _warn_once(message: str) -> None:
+    """Each fallback is said once per process, not once per slot or submission."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)

@@ -1,21 +1,22 @@
 """The warm parent inside the sandbox: forks one fresh worker per submission.
 
 Started by ``sandbox.Sandbox`` inside bubblewrap as
-``python -P -m autograder.sandbox.zygote CONTROL_FD [UID]``. As root it first forbids
-SysV IPC and drops to ``UID`` (the slot's own user); then it forbids ptrace, privilege
-gain and user namespaces (``confine``), imports torch and matplotlib once, and says
-``ready`` on the control socket. It never imports ``reference`` or the checks: they
-are not even mounted.
+``python -P -m autograder.sandbox.zygote ARGS`` (JSON: the control socket's fd, the
+slot's uid, and ``cgroup.procs`` files to join). It joins the slot's cgroups, forbids
+SysV IPC in the slot, hardens itself (``lockdown``), imports torch and matplotlib once,
+notes its own state and says ``ready``. As root it stays uid 0 with CAP_SETUID,
+CAP_SETGID and CAP_KILL only; its workers run as the slot's uid, so they cannot reach
+it. It never imports ``reference`` or the checks: they are not even mounted.
 
 Control messages are JSON datagrams (a SOCK_SEQPACKET pair), one reply each:
 
-- ``{"op": "spawn"}`` with one socket passed as SCM_RIGHTS: fork a worker on it.
-  The worker reads ``{"book", "sys_path", "limits"}`` from that socket, sets its
-  rlimits, says ready and serves ``runner.Runner`` requests until EOF.
+- ``{"op": "spawn"}`` with one socket passed as SCM_RIGHTS: fork a worker on it
+  (``child.run``).
 - ``{"op": "kill", "wait_s": s}``: give the worker ``s`` seconds to finish dying (to
-  learn how it ended), then SIGKILL every process of this uid but the zygote, reap
-  them and empty /tmp. Replies ``{"op": "done", "child": how it ended, "clean": bool}``;
-  not clean means the grader must restart the slot.
+  learn how it ended), SIGKILL every other process in the slot, empty /tmp, and compare
+  its own state with the one it started with. Replies ``{"op": "done", "child": how it
+  ended, "clean": bool, "changed": [...]}``; not clean means the grader must restart
+  the slot.
 """
 import contextlib
 import json
@@ -26,23 +27,26 @@ import signal
 import socket
 import sys
 import time
-import types
 
-from . import confine
+from . import child, lockdown
 
 KILL_DEADLINE_S = 1.0
 
 
 def main(argv: list[str]) -> None:
-    control = socket.socket(fileno=int(argv[0]))
-    if len(argv) > 1:  # root inside bubblewrap: become the slot's user before anything else
-        confine.forbid_ipc()
-        confine.drop_privileges(int(argv[1]))
-    confine.harden()
+    args = json.loads(argv[0])
+    control = socket.socket(fileno=args["control"])
+    for fd in args["slot_cgroups"]:  # before anything is charged: the slot's groups hold us
+        os.write(fd, b"0")
+        os.close(fd)
+    if args["uid"] is not None:  # root inside bubblewrap
+        lockdown.forbid_ipc()
+    lockdown.harden_zygote()
     _warm_up()
     _empty_tmp()  # matplotlib may have written its cache there
+    baseline = lockdown.process_state()
     control.send(json.dumps({"op": "ready", "pid": os.getpid()}).encode())
-    Zygote(control).serve()
+    Zygote(control, args["uid"], args["worker_cgroups"], baseline).serve()
 
 
 def _warm_up() -> None:
@@ -85,8 +89,8 @@ def _first_uses(torch) -> None:
 class Zygote:
     """The control loop; remembers the current worker to say how it ended."""
 
-    def __init__(self, control: socket.socket):
-        self.control = control
+    def __init__(self, control: socket.socket, uid: int | None, cgroup_fds: list[int], baseline: dict):
+        self.control, self.uid, self.cgroup_fds, self.baseline = control, uid, cgroup_fds, baseline
         self.child: int | None = None
         self.child_ended: str | None = None
 
@@ -113,7 +117,7 @@ class Zygote:
         pid = os.fork()
         if pid == 0:
             try:
-                _worker(data_fd)
+                child.run(data_fd, self.cgroup_fds, self.uid, self.baseline)
                 os._exit(0)
             finally:
                 os._exit(70)  # never fall back into the zygote's loop
@@ -127,9 +131,27 @@ class Zygote:
             time.sleep(0.005)
         ended = self.child_ended or ""
         left = _kill_all_but_me(self._reap)
-        clean = _empty_tmp()
+        clean = self._clean_tmp()
+        changed = sorted(key for key, value in lockdown.process_state().items()
+                         if value != self.baseline[key])
         self.child = None
-        return {"op": "done", "child": ended, "clean": clean and not left}
+        return {"op": "done", "child": ended, "clean": clean and not left and not changed,
+                "changed": changed}
+
+    def _clean_tmp(self) -> bool:
+        """Empty /tmp as the slot's uid: the student owns what is there, and we (root
+        without CAP_DAC_OVERRIDE or CAP_FOWNER) could not enter a folder it closed."""
+        if self.uid is None:
+            return _empty_tmp()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                lockdown.drop_to(self.uid)
+                os._exit(0 if _empty_tmp() else 1)
+            finally:
+                os._exit(70)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0 and not os.listdir("/tmp")
 
     def _reap(self) -> None:
         while True:
@@ -151,35 +173,24 @@ def _describe(status: int) -> str:
 
 
 def _kill_all_but_me(reap) -> int:
-    """SIGKILL every process this uid may signal in our PID namespace (kill(-1) skips
-    the caller and PID 1), until none is left. Returns how many are still there."""
+    """SIGKILL every process we may signal in our PID namespace (kill(-1) skips the
+    caller and PID 1; with CAP_KILL that is every student process), until none is left.
+    Returns how many are still there."""
     end = time.monotonic() + KILL_DEADLINE_S
     while True:
-        try:
+        with contextlib.suppress(ProcessLookupError):  # nothing left to signal
             os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            pass  # nothing left to signal
         reap()
-        left = _my_other_processes()
+        left = _other_processes()
         if not left or time.monotonic() > end:
             return len(left)
         time.sleep(0.002)
 
 
-def _my_other_processes() -> list[int]:
-    uid, me, found = os.getuid(), os.getpid(), []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in (1, me):
-            continue
-        try:
-            with open(f"/proc/{name}/status") as file:
-                status = file.read()
-        except OSError:
-            continue  # gone meanwhile
-        real_uid = next(line.split()[1] for line in status.splitlines() if line.startswith("Uid:"))
-        if int(real_uid) == uid:
-            found.append(int(name))
-    return found
+def _other_processes() -> list[int]:
+    """Every process in the slot but PID 1 (bubblewrap's init) and us."""
+    me = os.getpid()
+    return [int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) not in (1, me)]
 
 
 def _empty_tmp() -> bool:
@@ -203,53 +214,6 @@ def _give_back_rights(top: str) -> None:
         for name in dirs:
             with contextlib.suppress(OSError):
                 os.chmod(os.path.join(root, name), 0o700)
-
-
-def _worker(data_fd: int) -> None:
-    """The forked child: its own session, only its socket open, output to /dev/null,
-    rlimits set, then the runner until the grader hangs up."""
-    os.setsid()
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):  # C-level floods go nowhere, never to the grader
-        os.dup2(devnull, fd)
-    os.closerange(3, data_fd)  # the control socket among them: a student must not reach it
-    os.closerange(data_fd + 1, 1 << 20)
-    confine.prctl(confine.PR_SET_DUMPABLE, 1)  # its own processes may inspect it; the zygote stays closed
-    from . import protocol, runner
-
-    os.set_inheritable(data_fd, False)  # programs the student runs do not get it either
-    os.register_at_fork(after_in_child=lambda: _disconnect(data_fd))
-    data = socket.socket(fileno=data_fd)
-    setup = protocol.recv(data)
-    confine.limit_resources(**setup["limits"])
-    sys.path[:0] = setup["sys_path"]
-    try:
-        book = _build_book(setup["book"])
-    except BaseException as error:  # the TA's book is broken: say so, run nothing
-        protocol.send(data, {"error": runner.student_error(error)})
-        return
-    protocol.send(data, {"value": "ready"})
-    runner.serve(data, runner.Runner(book=book, output_limit=setup["output_limit"]))
-
-
-def _disconnect(data_fd: int) -> None:
-    """In a process the student forked: /dev/null in place of the grader's socket. A
-    forked copy of the worker that returns into the runner would otherwise answer the
-    grader too, and every later reply would belong to an earlier request; now its send
-    fails (not a socket) and it exits."""
-    devnull = os.open("/dev/null", os.O_RDWR)
-    os.dup2(devnull, data_fd)
-    os.close(devnull)
-
-
-def _build_book(source: str | None) -> types.ModuleType | None:
-    """The course's published code as a private module, not in ``sys.modules``, so a
-    student's ``import`` cannot reach or replace it."""
-    if source is None:
-        return None
-    book = types.ModuleType("book")
-    exec(compile(source, "<book>", "exec"), book.__dict__)  # noqa: S102 - the TA's code
-    return book
 
 
 if __name__ == "__main__":

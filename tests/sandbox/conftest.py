@@ -1,31 +1,51 @@
-"""One real sandbox slot for the whole folder, with small limits so that a sandbox that
-failed could not hurt this machine; after every test, no process of the slot's uid may
-be left but the zygote."""
+"""Real sandbox slots for the whole folder, with small limits so that a sandbox that
+failed could not hurt this machine. After every test no process of the submission may be
+left but the zygote; after the session, nothing at all of any slot uid (processes, kernel
+keys, System V objects) and none of the slots' cgroups."""
 from pathlib import Path
 
 import pytest
 
 from autograder.sandbox.sandbox import Sandbox
 
-from .helpers import CAN_SANDBOX, LIMITS, SKIP_REASON, SLOT, processes_of
+from .helpers import CAN_SANDBOX, LIMITS, OTHER_SLOT, SKIP_REASON, SLOT, leftovers, make_helper_package, processes_of
+
+LEASED: list[int] = []  # every slot uid the session used
 
 
 @pytest.fixture(scope="session")
-def helpers_dir(tmp_path_factory) -> Path:
-    """An assignment's helper folder with a tiny ``d2l_attention`` package in it."""
-    folder = tmp_path_factory.mktemp("helpers")
-    (folder / "d2l_attention").mkdir()
-    (folder / "d2l_attention" / "__init__.py").write_text("GREETING = 'hello from /course'\n")
-    folder.chmod(0o755)  # pytest makes it 0700; the sandbox's user must read it
-    return folder
+def helper_package(tmp_path_factory) -> Path:
+    """An assignment's ``d2l_attention`` package, alone in its folder."""
+    return make_helper_package(tmp_path_factory.mktemp("helpers"))
 
 
-@pytest.fixture(scope="session")
-def sandbox(helpers_dir):
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_behind():
+    """After the whole session: no process, key or IPC object of a slot uid, no cgroup."""
+    yield
+    for uid in LEASED:
+        assert leftovers(uid) == [], f"uid {uid} left something on the machine"
+
+
+def _slot(slot: int, helper_package: Path, limits=LIMITS):
     if not CAN_SANDBOX:
         pytest.skip(SKIP_REASON)
-    with Sandbox(SLOT, helpers_dir, LIMITS) as slot:
-        yield slot
+    with Sandbox(slot, helper_package, limits) as sandbox:
+        LEASED.append(sandbox.uid)
+        groups = sandbox.groups
+        yield sandbox
+    assert all(not d.exists() for d in getattr(groups, "slot_dirs", [])), "a slot's cgroup outlived it"
+
+
+@pytest.fixture(scope="session")
+def sandbox(helper_package):
+    yield from _slot(SLOT, helper_package)
+
+
+@pytest.fixture(scope="session")
+def other_sandbox(helper_package):
+    """A second slot, as a second grading process would have."""
+    yield from _slot(OTHER_SLOT, helper_package)
 
 
 @pytest.fixture
@@ -34,5 +54,4 @@ def worker(sandbox):
     worker = sandbox.spawn(None)
     yield worker
     worker.close()
-    assert len(processes_of(sandbox.uid)) <= 1, "a process of the submission outlived it"
-
+    assert processes_of(sandbox.uid) == [], "a process of the submission outlived it"

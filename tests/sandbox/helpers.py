@@ -5,28 +5,46 @@ import sys
 from pathlib import Path
 
 from autograder.sandbox.sandbox import Limits
+from autograder.sandbox.uids import processes_by_uid, uids_with_keys
 
 CAN_SANDBOX = sys.platform == "linux" and os.geteuid() == 0 and shutil.which("bwrap") is not None
 SKIP_REASON = "the sandbox tests need Linux, root and bubblewrap (make sandbox-deps)"
-SLOT = 90  # uid 61090: far from the slots a grading run uses
-LIMITS = Limits(cell_timeout_s=3, call_timeout_s=2, submission_timeout_s=6, memory_mb=1024,
-                max_processes=16, max_file_mb=16, max_output_kb=16, tmp_mb=64)
+SLOT, OTHER_SLOT = 90, 91  # slot numbers only: each slot's uid is leased at start
+# Time limits are CPU time; the wall-clock backstop (wall_factor) and the submission's
+# deadline are generous, so that a busy machine (other people's tests) changes no outcome.
+LIMITS = Limits(cell_timeout_s=3, call_timeout_s=2, submission_timeout_s=60, wall_factor=5,
+                memory_mb=1024, max_processes=16, max_file_mb=16, max_output_kb=16, tmp_mb=64)
 
 
 def processes_of(uid: int) -> list[int]:
     """Host pids whose real uid is ``uid``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            status = Path(f"/proc/{name}/status").read_text()
-        except OSError:
-            continue
-        real_uid = next(line.split()[1] for line in status.splitlines() if line.startswith("Uid:"))
-        if int(real_uid) == uid:
-            found.append(int(name))
+    return processes_by_uid().get(uid, [])
+
+
+def leftovers(uid: int) -> list[str]:
+    """What a slot uid still owns on the host: processes, kernel keys, System V objects."""
+    found = [f"process {pid}" for pid in processes_of(uid)]
+    if uid in uids_with_keys():
+        found.append("kernel keys")
+    for kind in ("shm", "msg", "sem"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        owners = [int(line.split()[_uid_column(kind)]) for line in lines if line.strip()]
+        found += [f"System V {kind}" for owner in owners if owner == uid]
     return found
+
+
+def _uid_column(kind: str) -> int:
+    header = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[0].split()
+    return header.index("uid")
+
+
+def make_helper_package(folder: Path) -> Path:
+    """A tiny ``d2l_attention`` package, readable by the sandbox's users."""
+    package = folder / "d2l_attention"
+    package.mkdir()
+    (package / "__init__.py").write_text("GREETING = 'hello from /course'\n")
+    folder.chmod(0o755)  # pytest makes it 0700; the sandbox's user must cross it
+    return package
 
 
 def run(worker, source: str) -> dict:

@@ -2,6 +2,8 @@
 of conftest.LIMITS (3 s a cell, 1 GiB a process, 16 processes), and after each the
 ``worker`` fixture checks that no process of the submission is left."""
 import contextlib
+import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -49,15 +51,22 @@ def test_a_segfault_loses_the_worker_naming_the_signal(worker):
 def test_an_infinite_loop_is_cut_at_the_cell_timeout(worker):
     """Is ``while True: pass`` stopped within the cell timeout plus two seconds?"""
     reason, took = lost(worker, "while True:\n    pass")
-    assert reason == "timed out after 3 s" and took < LIMITS.cell_timeout_s + 2
+    assert reason == "timed out after 3 s"  # its CPU time, not the wall-clock backstop
+    assert took < LIMITS.cell_timeout_s * LIMITS.wall_factor + 2
 
 
-def test_the_submission_timeout_caps_all_cells_together(worker):
-    """Do cells that each fit the cell timeout still stop at the submission's total?"""
-    run(worker, "import time\ntime.sleep(2.5)")
-    run(worker, "time.sleep(2.5)")
-    reason, took = lost(worker, "time.sleep(2.5)")
-    assert reason == "the submission used up its 6 s" and took < 2
+def test_one_deadline_bounds_the_submission_across_workers(sandbox):
+    """Do cells that each fit the cell timeout, run in two workers one after the other
+    (as after a crash), still stop at the submission's one deadline?"""
+    deadline = time.monotonic() + 6
+    first = sandbox.spawn(None, deadline=deadline)
+    run(first, "import time\ntime.sleep(2.5)")
+    first.close()
+    second = sandbox.spawn(None, deadline=deadline)  # a re-spawned worker gets no fresh time
+    run(second, "import time\ntime.sleep(2.5)")
+    reason, _ = lost(second, "time.sleep(2.5)")
+    assert reason == "the submission used up its 6 s"
+    assert time.monotonic() - deadline < 1
 
 
 FORGE = ("import json, os, struct\n"
@@ -107,7 +116,7 @@ def test_printed_output_is_capped(worker):
 def test_an_endless_print_flood_is_bounded_in_time(worker):
     """Does printing 10**8 lines end by the cell timeout, not fill the grader's memory?"""
     reason, took = lost(worker, "for i in range(10**8):\n    print(i)")
-    assert reason == "timed out after 3 s" and took < LIMITS.cell_timeout_s + 2
+    assert reason == "timed out after 3 s" and took < LIMITS.cell_timeout_s * LIMITS.wall_factor + 2
 
 
 def test_c_level_output_goes_nowhere(worker):
@@ -197,7 +206,8 @@ def test_no_grader_object_is_in_memory(worker):
                 "    return modules, len(objects), stack")
     modules, objects, stack = Student(worker.transport).call("secrets")
     assert modules == [] and objects == 0
-    assert set(stack) <= {"__main__", "autograder.sandbox.runner", "runpy"}  # the zygote runs as __main__
+    assert set(stack) <= {"__main__", "autograder.sandbox.child", "autograder.sandbox.runner",
+                          "runpy"}  # the zygote runs as __main__
 
 
 def test_only_its_own_slot_is_visible(worker):
@@ -217,7 +227,8 @@ def test_only_its_own_slot_is_visible(worker):
 def test_the_zygote_and_privileges_are_out_of_reach(worker, source):
     """Can a cell neither read nor trace the zygote, nor gain privileges?"""
     prelude = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-    assert run(worker, prelude + source)["error"]["type"] in ("PermissionError", "AssertionError")
+    # setuid(0): EINVAL, root is not even mapped in the worker's user namespace
+    assert run(worker, prelude + source)["error"]["type"] in ("PermissionError", "AssertionError", "OSError")
 
 
 # --- network ------------------------------------------------------------------------------
@@ -245,32 +256,34 @@ def test_the_outside_network_is_unreachable(worker):
 def test_nothing_outlives_close(sandbox, worker, source):
     """Are a SIGTERM-proof daemon and running threads gone once the submission closes?"""
     assert "error" not in run(worker, source)
-    assert len(processes_of(sandbox.uid)) >= 2
+    assert processes_of(sandbox.uid) != []
     worker.close()
-    assert len(processes_of(sandbox.uid)) == 1
+    assert processes_of(sandbox.uid) == []
 
 
 @pytest.mark.parametrize("source", [
     "import os\nos.kill(os.getppid(), 9)",
-    "import os\nos.kill(-1, 9)",
+    "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)",
+    "import os\nos.kill(-1, 9)\nprint('still here')",
 ])
-def test_killing_the_zygote_costs_only_this_submission(sandbox, worker, source):
-    """When a cell kills the zygote, is everything of the slot gone at close and the slot
-    replaced at the next spawn? (The worker itself may live on until then.)"""
+def test_a_cell_cannot_kill_or_stop_the_zygote(sandbox, worker, source):
+    """Is the zygote (another uid) out of a cell's reach, so that the slot goes on unreplaced?"""
     starts = sandbox.starts
-    with contextlib.suppress(WorkerLost):
-        run(worker, source)
+    reply = run(worker, source)
+    assert reply.get("error", {}).get("type") == "PermissionError" or reply["stdout"] == "still here\n"
     worker.close()
     assert processes_of(sandbox.uid) == []
     with contextlib.closing(sandbox.spawn(None)) as fresh:
         assert run(fresh, "print('fresh')")["stdout"] == "fresh\n"
-    assert sandbox.starts == starts + 1
+    assert sandbox.starts == starts
 
 
-def test_a_stopped_zygote_is_replaced(sandbox, worker):
-    """When a cell SIGSTOPs the zygote so it cannot answer, is the slot replaced, nothing left?"""
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGSTOP])
+def test_a_zygote_killed_or_stopped_from_outside_is_replaced(sandbox, worker, signal_number):
+    """When something outside the slot kills or stops its zygote, is everything of the
+    slot gone at close and the slot replaced at the next spawn?"""
     starts = sandbox.starts
-    run(worker, "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)")
+    os.kill(sandbox.zygote_pid, signal_number)
     worker.close()
     assert processes_of(sandbox.uid) == []
     with contextlib.closing(sandbox.spawn(None)) as fresh:

@@ -10,7 +10,7 @@ from autograder.sandbox import confine, sandbox as sandbox_module
 from autograder.sandbox.proxy import Student, WorkerLost
 from autograder.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxUnavailable
 
-from .helpers import CAN_SANDBOX, SKIP_REASON, run
+from .helpers import CAN_SANDBOX, SKIP_REASON, make_helper_package, run
 
 PACKAGE = Path(sandbox_module.__file__).parent
 pytestmark = pytest.mark.timeout(60)
@@ -48,11 +48,11 @@ def test_the_helper_folder_is_importable_from_course(worker):
 
 def test_the_book_is_bound_while_another_task_is_checked(sandbox):
     """Does ``bind`` swap the student's name for the book's, privately, and ``unbind`` restore it?"""
-    worker = sandbox.spawn(BOOK)
+    worker = sandbox.spawn(None)
     try:
         run(worker, "import torch\ndef masked_softmax(X, valid_lens):\n    return X * 0\n")
         student = Student(worker.transport)
-        student.bind_book_versions(["masked_softmax"])
+        student.bind_book_versions(["masked_softmax"], BOOK)
         assert student.call("masked_softmax", torch.ones(2), None).tolist() == [0.5, 0.5]
         student.unbind()
         assert student.call("masked_softmax", torch.ones(2), None).tolist() == [0.0, 0.0]
@@ -107,40 +107,54 @@ def test_latency(sandbox, capsys):
 def test_missing_bubblewrap_says_how_to_install_it(monkeypatch, tmp_path):
     """Without bwrap, does start() say to run `make sandbox-deps`?"""
     monkeypatch.setattr(sandbox_module.shutil, "which", lambda name: None)
-    with pytest.raises(SandboxUnavailable, match=r"make sandbox-deps.*apt-get install bubblewrap"):
+    assert sandbox_module.check_available() == (
+        "bubblewrap is not installed: install it: apt-get install bubblewrap (make sandbox-deps)")
+    with pytest.raises(SandboxUnavailable, match=r"apt-get install bubblewrap \(make sandbox-deps\)"):
         Sandbox(0, tmp_path).start()
 
 
 @pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
 def test_a_missing_helper_folder_is_named(tmp_path):
-    """Does a helper folder that does not exist fail before bubblewrap starts, naming it?"""
-    with pytest.raises(SandboxError, match="helper folder .*nowhere does not exist"):
+    """Does a helper package that does not exist fail before bubblewrap starts, naming it?"""
+    with pytest.raises(SandboxError, match="helper package .*nowhere does not exist"):
         Sandbox(0, tmp_path / "nowhere").start()
 
 
 @pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
-def test_an_unreadable_helper_folder_says_how_to_fix_it(tmp_path):
-    """Does a 0700 helper folder (the slot's uid could not read it) fail with the chmod to run?"""
+def test_an_unreadable_helper_package_says_how_to_fix_it(tmp_path):
+    """Does a 0700 helper package (the slot's uid could not read it) fail with the chmod to run?"""
     tmp_path.chmod(0o700)
-    with pytest.raises(SandboxError, match=r"cannot read the helper folder .*chmod -R o\+rX"):
+    with pytest.raises(SandboxError, match=r"cannot read the helper package .*chmod -R o\+rX"):
         Sandbox(0, tmp_path).start()
+
+
+@pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
+def test_a_helper_package_holding_a_notebook_is_refused(tmp_path):
+    """Is a folder with a notebook in it (the TA's assignment folder, say) never mounted?"""
+    package = make_helper_package(tmp_path)
+    (package / "sub").mkdir()
+    (package / "sub" / "bahdanau.ipynb").write_text("{}")
+    with pytest.raises(SandboxError, match=r"holds a notebook \(bahdanau.ipynb\).*never mounts a notebook"):
+        Sandbox(0, package).start()
 
 
 @pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
 def test_a_sandbox_that_cannot_start_shows_bubblewraps_message(monkeypatch, tmp_path):
     """When bubblewrap refuses its command line, does the error carry its message?"""
-    tmp_path.chmod(0o755)
+    package = make_helper_package(tmp_path)
     monkeypatch.setattr(sandbox_module, "bwrap_command", lambda bwrap, *rest: [bwrap, "--bogus"])
+    slot = Sandbox(0, package)
     with pytest.raises(SandboxError, match="did not start: .*--bogus"):
-        Sandbox(0, tmp_path).start()
+        slot.start()
+    assert slot.uid is None and slot.groups.version is None  # nothing kept: uid, cgroups
 
 
 @pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
-def test_without_root_it_warns_and_still_runs(monkeypatch, helpers_dir):
+def test_without_root_it_warns_and_still_runs(monkeypatch, helper_package):
     """Not root: does the slot warn about its weaker guarantees and still run a cell?"""
     monkeypatch.setattr(sandbox_module.os, "geteuid", lambda: 1000)
     with pytest.warns(RuntimeWarning, match="not running as root"):
-        slot = Sandbox(91, helpers_dir, Limits(cell_timeout_s=5))
+        slot = Sandbox(91, helper_package, Limits(cell_timeout_s=5))
         slot.start()
     try:
         worker = slot.spawn(None)
@@ -151,14 +165,22 @@ def test_without_root_it_warns_and_still_runs(monkeypatch, helpers_dir):
 
 
 def test_the_command_mounts_no_repository_folder(tmp_path):
-    """Does the bwrap command bind only system, Python, the sandbox package and the helpers?"""
+    """Does the bwrap command bind only system, Python, the sandbox package and the helper
+    package (at /course/d2l_attention), with /tmp a tmpfs capped in bytes and files?"""
     repo = PACKAGE.parents[1]
-    command = confine.bwrap_command("bwrap", 61000, tmp_path, 64, "cpu", 3)
+    helpers = repo / "assignments" / "bahdanau" / "d2l_attention"
+    plan = confine.Plan(uid=61000, helper_package=helpers, tmp_mb=64, tmp_files=4096,
+                        tmp_mount=tmp_path, gpu=None, zygote_args="{}")
+    command = confine.bwrap_command("bwrap", plan)
     sources = [command[i + 1] for i, arg in enumerate(command) if arg == "--ro-bind"]
     inside_repo = [s for s in sources if Path(s) == repo or repo in Path(s).parents]
-    assert set(inside_repo) <= {str(PACKAGE.parent / "__init__.py"), str(PACKAGE), str(repo / ".venv")}
+    assert set(inside_repo) <= {str(PACKAGE.parent / "__init__.py"), str(PACKAGE), str(repo / ".venv"),
+                                str(helpers)}
+    assert command[command.index(str(helpers)) + 1] == "/course/d2l_attention"
     assert not any(Path(s).name in ("reference", "tests", "grader.yml") for s in sources)
-    assert command[-2:] == ["3", "61000"] and "--unshare-user" not in command
+    assert command[-1] == "{}" and "--unshare-user" not in command
+    assert f"size={64 << 20},nr_inodes=4096,mode=1777,nosuid,nodev" in command
+    assert command[command.index("--bind") + 1: command.index("--bind") + 3] == [str(tmp_path), "/tmp"]
 
 
 def test_the_sandbox_package_never_imports_the_reference_or_the_checks():
