@@ -14,12 +14,14 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum(axis=-1, keepdims=True)
 
 
-def no_sqrt_heatmap(queries: int = 3, keys: int = 5, size: int = 4) -> Heatmap:
-    """Dot-product weights on one example: the reference divides by √d, the student does not."""
-    rng = np.random.default_rng(0)
-    q, k = rng.normal(size=(queries, size)), rng.normal(size=(keys, size))  # (Q, d), (K, d)
-    scores = q @ k.T                                                        # (Q, K)
-    return Heatmap(got=_softmax(scores).tolist(), expected=_softmax(scores / np.sqrt(size)).tolist())
+QUERIES = np.round(np.random.default_rng(0).normal(size=(3, 4)), 2)  # (Q, d): one example
+KEYS = np.round(np.random.default_rng(1).normal(size=(5, 4)), 2)     # (K, d)
+
+
+def no_sqrt_heatmap() -> Heatmap:
+    """Dot-product weights on QUERIES and KEYS: the reference divides by √d, the student not."""
+    scores = QUERIES @ KEYS.T                                           # (Q, K)
+    return Heatmap(got=_softmax(scores).tolist(), expected=_softmax(scores / np.sqrt(4)).tolist())
 
 
 def check(name: str, points: float, finding: Finding | None = None, seconds: float = 0.05) -> CheckResult:
@@ -29,11 +31,14 @@ def check(name: str, points: float, finding: Finding | None = None, seconds: flo
 
 
 def dot_product_no_sqrt() -> Finding:
+    """The failing example as a check reports it: its code, the first row of weights, the heatmap."""
+    heatmap = no_sqrt_heatmap()
+    case = (f"queries = torch.tensor([{QUERIES.tolist()}])\nkeys = torch.tensor([{KEYS.tolist()}])\n"
+            "values = torch.eye(5).unsqueeze(0)\nvalid_lens = None")
     return Finding(problem=text("compare.values_differ", what=text("tensor.attention_weights")),
-                   checked=text("what.attention.matches the reference"),
-                   case_code="queries = torch.tensor([[[0.5, -1.0, 2.0, 0.1]]])\nkeys = torch.ones(1, 5, 4)",
-                   expected="[0.31, 0.12, 0.08, 0.27, 0.22]", got="[0.52, 0.03, 0.01, 0.33, 0.11]",
-                   mistake="no_sqrt", heatmap=no_sqrt_heatmap())
+                   checked=text("what.attention.matches the reference"), case_code=case,
+                   expected=str([round(w, 4) for w in heatmap.expected[0]]),
+                   got=str([round(w, 4) for w in heatmap.got[0]]), mistake="no_sqrt", heatmap=heatmap)
 
 
 def not_implemented(case: str = "X = torch.zeros(1, 1, 3)") -> Finding:

@@ -74,7 +74,7 @@ def test_finding_in_full():
     for part in (render(finding.problem, "ru"), render(finding.checked, "ru"),
                  render(text("title.matches the reference"), "ru")):
         assert part in html
-    assert "<pre><code>queries = torch.tensor([[[0.5, -1.0, 2.0, 0.1]]])\nkeys = torch.ones(1, 5, 4)</code></pre>" in html
+    assert f"<pre><code>{finding.case_code}</code></pre>" in html
     assert f"<dd><code>{finding.expected}</code></dd>" in html
     assert f"<dd><code>{finding.got}</code></dd>" in html
 
