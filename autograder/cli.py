@@ -129,6 +129,10 @@ def _summary(run, seconds: float) -> None:
                       f"{len(results)} of {len(run.submissions)} graded and kept in {run.folder.path}; "
                       f"run the same command again to grade the other {len(run.missing)}")
     console.print(f"results: {run.folder.path} (grades.csv, <student>.json, feedback/)")
+    if run.report is not None:
+        console.print(f"class report: {run.report}")
+    if run.nbgrader is not None:
+        console.print(f"nbgrader course: {run.nbgrader.root} (gradebook and autograded/ updated)")
 
 
 def main() -> None:

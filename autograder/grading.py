@@ -31,6 +31,12 @@ class RunSettings:
     def autograded(self) -> list[str]:
         return [task_id for task_id in self.spec.tasks if not self.spec.is_manual(task_id)]
 
+    @property
+    def task_checks(self) -> dict[str, list[str]]:
+        """Every task with its check names, in grader.yml's order (a manual task: none)."""
+        return {task_id: [] if self.spec.is_manual(task_id) else list(self.spec.tasks[task_id])
+                for task_id in self.spec.tasks}
+
 
 def assignment_seed(assignment: str, override: int | None) -> int:
     """The hypothesis seed: from the assignment (never the student), unless overridden."""

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
+from .gradebook import NbgraderCourse, RecordError
 from .grading import RunSettings
+from .pages import write_class_report
 from .pipeline import Batch, read_submission
 from .pool import Stopped, grade_all
 from .results import SubmissionResult
@@ -44,9 +46,11 @@ class GradeRun:
     folder: OutputFolder
     submissions: list[Submission]
     jobs: int
+    nbgrader: NbgraderCourse | None = None
     results: dict[str, SubmissionResult] = field(default_factory=dict)
     reused: set[str] = field(default_factory=set)
     stopped_by: int | None = None
+    report: Path | None = None
 
     def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None) -> int:
         pending = []
@@ -61,6 +65,7 @@ class GradeRun:
 
         def deliver(submission: Submission, result: SubmissionResult) -> None:
             self.folder.save(result)
+            self._record(submission, result)
             self.results[submission.student_id] = result
             on_done(result, False)
         try:
@@ -69,9 +74,20 @@ class GradeRun:
         except Stopped as stop:
             self.stopped_by = stop.signum
         self.folder.write_grades(list(self.results.values()), list(self.batch.settings.spec.tasks))
+        self.report = write_class_report(list(self.results.values()), self.folder.path, self.folder.language,
+                                         self.batch.settings.task_checks)[0]
         if self.stopped_by is not None:
             return 128 + self.stopped_by
         return 1 if self.failed else 0
+
+    def _record(self, submission: Submission, result: SubmissionResult) -> None:
+        """Into the nbgrader course's gradebook and autograded/, when grading one."""
+        if self.nbgrader is None or submission.problem is not None:
+            return
+        try:
+            self.nbgrader.record(result, submission.path)
+        except RecordError as error:
+            self.folder.notes.append(f"nbgrader: {error}")
 
     @property
     def failed(self) -> list[str]:
@@ -107,9 +123,14 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
         raise ConfigError(f"no submissions of {options.assignment} found under "
                           f"{', '.join(map(str, options.paths))}")
     _check_sandbox()
+    nbgrader = NbgraderCourse.detect(options.paths)
+    if nbgrader is not None:
+        nbgrader.check(options.assignment, settings.spec.notebook,
+                       {task: settings.spec.points(task) for task in settings.autograded})
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
-    return GradeRun(Batch(settings, config, config_bytes, course, options.force), folder, submissions, jobs)
+    batch = Batch(settings, config, config_bytes, course, options.force)
+    return GradeRun(batch, folder, submissions, jobs, nbgrader)
 
 
 def _jobs(jobs: int | None, device: str) -> int:

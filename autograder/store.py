@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .config import ConfigError
+from .pages import write_student_page
 from .report import check_message, feedback_markdown, issue_message
 from .results import SubmissionResult
 
@@ -129,6 +130,7 @@ class OutputFolder:
         stem = file_stem(result.student_id)
         data = self.rendered(result).model_dump(mode="json", exclude=_TIMING_FIELDS)
         self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
+        write_student_page(self.rendered(result), self.path / "feedback" / f"{stem}.html", self.language)
         self._write(self.path / "timing" / f"{stem}.json", json.dumps(clean(_timing(result)), indent=1))
         self._write(self.path / f"{stem}.json", json.dumps(clean(data), indent=1, ensure_ascii=False))
 
