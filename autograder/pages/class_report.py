@@ -12,11 +12,11 @@ from ..results import SubmissionResult, text
 from . import class_markdown, figures
 from .class_markdown import phases_text, summary_texts
 from .class_stats import ClassStats, Rate, bin_width, by_task, summarise
+from .markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
+from .student import check_title, issue_line, mistake_name
 
 VISIBLE_TIMINGS = 10  # the slowest submissions shown; the others fold away
 TIMING_WIDTHS = (42, 20, 38)
-from .markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
-from .student import check_title, issue_line, mistake_name
 
 
 def write_class_report(results: list[SubmissionResult], folder: Path, language: str,

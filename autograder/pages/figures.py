@@ -48,7 +48,7 @@ def attention_heatmaps(heatmap: Heatmap, titles: tuple[str, str], axis_labels: t
     high = max(float(finite.max()), low + 1e-9) if finite.size else 1.0
     rows = max(m.shape[0] for m in matrices)
     pictures = tuple(_heatmap(matrix, title, axis_labels, colour_label, (low, high), rows)
-                     for matrix, title in zip(matrices, titles))
+                     for matrix, title in zip(matrices, titles, strict=True))
     return pictures[0], pictures[1]
 
 

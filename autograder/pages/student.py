@@ -177,7 +177,7 @@ def _heatmap(finding: Finding, language: str) -> str:
     else:
         verdict = say(text("page.heatmap.no_mistake"), language)
     caption = say(text("page.heatmap.caption"), language)
-    images = "".join(image(png, title) for png, title in zip(pictures, titles))
+    images = "".join(image(png, title) for png, title in zip(pictures, titles, strict=True))
     return (f'<figure><div class="pair">{images}</div>'
             f"<figcaption>{caption}<br>{verdict}</figcaption></figure>")
 

@@ -7,7 +7,7 @@ where Russian grammar needs another case, the label inflects this same word. For
 """
 
 TEXTS: dict[str, tuple[str, str]] = {
-    # Attention (11.3)
+    # Attention scoring functions, chapter 11.3
     "term.attention_weights": ("attention weights", "веса внимания"),
     "term.attention_scoring_function": ("attention scoring function", "функция оценки внимания"),
     "term.attention_score": ("attention score", "оценка внимания"),

@@ -69,9 +69,10 @@ def submission(student: str = "s1", *, sqrt_bug: bool = True, softmax_untouched:
                crashed: bool = True, mistake: str = "no_sqrt", seconds: float = 4.0) -> SubmissionResult:
     task_results = tasks(student, sqrt_bug=sqrt_bug, softmax_untouched=softmax_untouched, mistake=mistake)
     score = sum(t.score or 0.0 for t in task_results)
-    errors = [Issue(code="cell_crashed", task="masked_softmax",
-                    text=text("issue.cell_crashed", cell=7, reason="the process exited (status 0)"),
-                    detail=f"# cell 7\nimport os\nos._exit(0)  # {HOSTILE}\n\nTraceback: WorkerLost")] if crashed else []
+    crash = Issue(code="cell_crashed", task="masked_softmax",
+                  text=text("issue.cell_crashed", cell=7, reason="the process exited (status 0)"),
+                  detail=f"# cell 7\nimport os\nos._exit(0)  # {HOSTILE}\n\nTraceback: WorkerLost")
+    errors = [crash] if crashed else []
     warnings = [Issue(code="cell_error", task=None,
                       text=text("issue.cell_error", cell=3, type="ValueError", message=HOSTILE))]
     return SubmissionResult(student_id=student, assignment="attention_scoring", score=score, max_score=6.0,
