@@ -68,7 +68,7 @@ from .worker import Submission, Worker
 
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxUnavailable", "check_available", "gpu_slots"]
 
-START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 3.0
+START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 8.0
 NOT_ROOT = ("the grader is not running as root: the sandbox falls back to a user namespace "
             "without a uid of its own, so student code runs as your user, max_processes "
             "counts all of your processes and /tmp has no cap on its number of files")
@@ -198,7 +198,8 @@ class Sandbox:
             self._replace(f"the zygote did not answer ({gone})")
             return ""
         if reply.get("clean") is not True:
-            self._replace(f"the slot was not clean; changed: {reply.get('changed')}")
+            self._replace(f"the slot was not clean: {reply.get('left')} processes left, /tmp emptied: "
+                          f"{reply.get('tmp_emptied')}, the zygote's own state changed: {reply.get('changed')}")
         elif self.groups.processes():
             self._replace("processes of the submission outlived it")
         return str(reply.get("child", ""))[:200]
