@@ -39,10 +39,12 @@ def _uid_column(kind: str) -> int:
 
 
 def make_helper_package(folder: Path) -> Path:
-    """A tiny ``d2l_attention`` package, readable by the sandbox's users."""
+    """A tiny ``d2l_attention`` package, readable by the sandbox's users, next to a TA's
+    notebook holding a secret, as in ``assignments/<a>/``."""
     package = folder / "d2l_attention"
     package.mkdir()
     (package / "__init__.py").write_text("GREETING = 'hello from /course'\n")
+    (folder / "assignment.ipynb").write_text('{"solution": "TA-SECRET"}')
     folder.chmod(0o755)  # pytest makes it 0700; the sandbox's user must cross it
     return package
 

@@ -1,5 +1,6 @@
 """The sandbox doing its ordinary job: cells run, calls come back, slots start and fail clearly."""
 import ast
+import pickle
 import time
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import torch
 
 from autograder.sandbox import confine, sandbox as sandbox_module
 from autograder.sandbox.proxy import Student, WorkerLost
+from autograder.sandbox.errors import ZygoteGone
 from autograder.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxUnavailable
 
 from .helpers import CAN_SANDBOX, SKIP_REASON, make_helper_package, run
@@ -40,10 +42,13 @@ def test_a_cell_can_start_threads_and_programs(worker):
     assert reply["stdout"] == "thread\nprogram\n"
 
 
-def test_the_helper_folder_is_importable_from_course(worker):
-    """Can a cell import the assignment's helper package, bound at /course?"""
-    reply = run(worker, "import d2l_attention\nprint(d2l_attention.GREETING, d2l_attention.__file__)")
-    assert reply["stdout"].strip() == "hello from /course /course/d2l_attention/__init__.py"
+def test_the_helper_package_is_importable_from_course(worker):
+    """Can a cell import the assignment's helper package, bound at /course/d2l_attention,
+    and see nothing else of the assignment's folder (the TA's notebook is beside it)?"""
+    reply = run(worker, "import d2l_attention, os\nprint(d2l_attention.GREETING, d2l_attention.__file__)\n"
+                        "print(os.listdir('/course'), os.listdir('/course/d2l_attention'))")
+    assert reply["stdout"].splitlines() == ["hello from /course /course/d2l_attention/__init__.py",
+                                            "['d2l_attention'] ['__init__.py']"]
 
 
 def test_the_book_is_bound_while_another_task_is_checked(sandbox):
@@ -190,3 +195,31 @@ def test_the_sandbox_package_never_imports_the_reference_or_the_checks():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not [n for n in names if n.startswith(("reference", "autograder.checks"))], path
+
+
+@pytest.mark.skipif(not CAN_SANDBOX, reason=SKIP_REASON)
+def test_this_machine_can_run_the_sandbox():
+    """Does the start-up check find nothing missing on a machine that runs these tests?"""
+    assert sandbox_module.check_available() is None
+
+
+def test_another_system_is_named(monkeypatch):
+    """Off Linux, does the start-up check say so in one line?"""
+    monkeypatch.setattr(sandbox_module.sys, "platform", "darwin")
+    assert sandbox_module.check_available() == (
+        "the sandbox needs Linux (bubblewrap and namespaces); this is darwin")
+
+
+@pytest.mark.parametrize("error", [SandboxError("the sandbox did not start: x"),
+                                   SandboxUnavailable("bubblewrap is not installed"),
+                                   ZygoteGone("no reply"), WorkerLost("timed out after 3 s")])
+def test_sandbox_exceptions_survive_pickling(error):
+    """Does each exception a grading process may hand to its parent come back equal?"""
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error) and back.args == error.args and str(back) == str(error)
+
+
+def test_gpu_slots_is_one_per_gpu_on_cuda(monkeypatch):
+    """Is the number of parallel slots capped at the number of GPUs on CUDA, and not on the CPU?"""
+    monkeypatch.setattr(sandbox_module, "gpu_nodes", lambda: ["/dev/nvidia0", "/dev/nvidia1"])
+    assert sandbox_module.gpu_slots("cuda") == 2 and sandbox_module.gpu_slots("cpu") is None
