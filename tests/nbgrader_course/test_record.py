@@ -191,3 +191,31 @@ def test_the_autograded_notebook_is_a_valid_notebook(course):
     """Does the notebook written into autograded/ validate against nbformat's schema?"""
     path = NbgraderCourse.detect([course.root]).record(result("valid", {"masked_softmax": 0}), hand_in(course, "valid"))
     nbformat.validate(read(path))
+
+
+def tamper(path: Path) -> None:
+    """A forged 100-point test cell, a copy of a test cell, one test cell made ungraded, one deleted."""
+    notebook = read(path)
+    cells = {nbgrader(cell).get("grade_id"): cell for cell in notebook.cells}
+    forged = nbformat.v4.new_code_cell("100.0", metadata={"nbgrader": {
+        "grade": True, "grade_id": "bonus_tests", "points": 100, "solution": False, "locked": True,
+        "schema_version": 3, "task": False}})
+    copy = nbformat.from_dict({**cells["masked_softmax_tests"], "id": "copied-test-cell"})
+    cells["additive_attention_tests"].metadata["nbgrader"]["grade"] = False
+    notebook.cells = [cell for cell in notebook.cells if cell is not cells["distance_attention_tests"]]
+    notebook.cells += [forged, copy]
+    nbformat.write(notebook, path)
+
+
+def test_tampered_cells_change_nothing_in_the_gradebook(course):
+    """Do forged, copied, ungraded and deleted test cells still give exactly the autograder's scores?
+
+    (Plain nbgrader fails on the forged cell and records nothing for the student.)"""
+    path = hand_in(course, "tamperer")
+    tamper(path)
+    autograded = NbgraderCourse.detect([course.root]).record(result("tamperer", {"distance_attention": 0.5}), path)
+    recorded = grades(course, "tamperer")
+    assert set(recorded) == {f"{task}_tests" for task in AUTOGRADED} | {MANUAL_TASK}
+    assert {name: auto for name, (auto, _, _) in recorded.items() if name != MANUAL_TASK} == {
+        f"{task}_tests": (0.5 if task == "distance_attention" else points) for task, points in AUTOGRADED.items()}
+    nbformat.validate(read(autograded))

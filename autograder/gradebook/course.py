@@ -1,21 +1,4 @@
-"""``autograder grade`` on an nbgrader course stands in for ``nbgrader autograde`` (SPEC §4).
-
-For each graded submission, ``NbgraderCourse.record`` runs nbgrader's own ``Autograde``
-converter, with the course's ``nbgrader_config.py``, on ``submitted/<student>/<assignment>/``:
-first its sanitizing steps (clear the outputs; restore locked cells, test cells and points
-from the gradebook), then its autograding steps with one step swapped. nbgrader's
-``Execute`` would run the student's code and the hidden tests in an unsandboxed kernel;
-``WriteAutograderOutputs`` instead writes into each ``<task>_tests`` cell what the sandboxed
-autograder found: the task's report as printed text and its score as the cell's value
-(nbgrader's partial credit). nbgrader's ``SaveAutoGrades`` then stores the grades exactly as
-it would after executing, so the gradebook and ``autograded/`` hold what ``nbgrader
-autograde`` would have left (students, submissions with their ``timestamp.txt``, late
-penalties, written answers scored 0 when untouched and left for formgrader otherwise), and
-formgrader, ``export``, ``generate_feedback`` and ``release_feedback`` work unchanged. The
-hidden test cells' source is replaced by a one-line comment, so feedback never shows it.
-
-Torch-free. Call it from the driver process only: the gradebook is one sqlite file.
-"""
+"""One nbgrader course: finding it, checking it before grading, recording each result into it."""
 from __future__ import annotations
 
 import contextlib
@@ -26,19 +9,18 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from nbformat.v4 import new_output
-from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.autogradeapp import AutogradeApp
 from nbgrader.converters import Autograde, NbGraderException
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import Execute
 from sqlalchemy.exc import SAWarning
-from traitlets import Dict, Unicode
 from traitlets.utils.importstring import import_item
 
-from .config import ConfigError
-from .results import Issue, SubmissionResult, TaskResult, text
-from .texts import render
+from ..config import ConfigError
+from ..results import SubmissionResult, text
+from ..texts import render
+from .report import notes_report, task_report
+from .steps import RestoreCellRoles, WriteAutograderOutputs
 
 TESTS_SUFFIX = "_tests"  # SPEC §1: a task's one graded test cell is "<task>_tests"
 
@@ -49,33 +31,6 @@ class CourseError(ConfigError):
 
 class RecordError(Exception):
     """nbgrader could not record one submission; the message names it and says why."""
-
-
-class WriteAutograderOutputs(NbGraderPreprocessor):
-    """Stands in for nbgrader's ``Execute``: writes the autograder's findings as cell outputs."""
-
-    outputs = Dict(help="test cell grade id -> {'score': float, 'text': str}")
-    notes = Unicode("", help="the autograder's notes on the whole notebook ('' for none)")
-    hidden_note = Unicode(help="the one-line comment that replaces a test cell's source")
-
-    def preprocess(self, nb, resources):
-        for cell in nb.cells:
-            if is_test_cell(cell):
-                found = self.outputs[cell.metadata.nbgrader["grade_id"]]  # checked before
-                cell.source = self.hidden_note
-                # The value is what nbgrader reads as partial credit (utils.determine_grade).
-                cell.outputs = [new_output("stream", name="stdout", text=found["text"]),
-                                new_output("execute_result", data={"text/plain": repr(found["score"])},
-                                           execution_count=None)]
-        first_code = next((c for c in nb.cells if c.cell_type == "code" and not is_test_cell(c)), None)
-        if self.notes and first_code is not None:
-            first_code.outputs = [new_output("stream", name="stdout", text=self.notes)]
-        return nb, resources
-
-
-def is_test_cell(cell) -> bool:
-    """An autograded test cell: nbgrader scores it by its outputs (a graded, non-answer code cell)."""
-    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
 
 
 class NbgraderCourse:
@@ -164,9 +119,11 @@ class NbgraderCourse:
                               f"({self._log.reason()}); formgrader shows it as ungraded") from None
 
     def _converter(self, writer: WriteAutograderOutputs | None) -> Autograde:
-        """nbgrader's Autograde converter with the course's steps, ``writer`` in place of Execute."""
+        """nbgrader's Autograde converter with the course's steps: cell roles restored from the
+        gradebook first, ``writer`` in place of Execute."""
         converter = Autograde(coursedir=self._coursedir(), parent=self._app)
         converter.force = True  # the autograder's cache decides what is graded again, not nbgrader's
+        converter.sanitize_preprocessors = [RestoreCellRoles, *converter.sanitize_preprocessors]
         converter.autograde_preprocessors = swap_execute(converter.autograde_preprocessors, writer)
         return converter
 
@@ -220,31 +177,6 @@ class NbgraderCourse:
         return Gradebook(self._coursedir().db_url, self._coursedir().course_id)
 
 
-def task_report(task: TaskResult, result: SubmissionResult) -> str:
-    """A task's test cell output: its score, each check, then the task's own errors and warnings."""
-    language = result.language
-    lines = [render(text("gradebook.task_score", task=task.id, score=f"{task.score:g}",
-                         max_score=f"{task.max_score:g}"), language)]
-    for check in task.checks:
-        lines.append(render(text("gradebook.check", mark="✔" if check.passed else "✘", name=check.name,
-                                 score=f"{check.score:g}", max_score=f"{check.max_score:g}"), language))
-        lines += ["    " + line for line in check.message.splitlines()]
-    lines += _issue_lines(result, lambda issue: issue.task == task.id)
-    return "\n".join(lines) + "\n"
-
-
-def notes_report(result: SubmissionResult, test_tasks: set[str]) -> str:
-    """The errors and warnings that belong to no test cell, or '' when there are none."""
-    lines = _issue_lines(result, lambda issue: issue.task not in test_tasks)
-    return "\n".join([render(text("gradebook.notes"), result.language), *lines]) + "\n" if lines else ""
-
-
-def _issue_lines(result: SubmissionResult, wanted) -> list[str]:
-    kinds = [("gradebook.error", issue) for issue in result.errors]
-    kinds += [("gradebook.warning", issue) for issue in result.warnings]
-    return [f"{render(text(kind), result.language)}: {issue.message}" for kind, issue in kinds if wanted(issue)]
-
-
 class _Collect(logging.Handler):
     """Keeps nbgrader's warnings and errors (its log would interleave with the progress bar)."""
 
@@ -256,12 +188,12 @@ class _Collect(logging.Handler):
         self.records.append(record)
 
     def reason(self) -> str:
-        """The exception nbgrader logged last (the last line of its traceback), or its first error."""
-        errors = [r.getMessage() for r in self.records if r.levelno >= logging.ERROR]
+        """One line: the exception nbgrader logged last (its traceback's last line), or its first error."""
+        errors = [r.getMessage().strip() for r in self.records if r.levelno >= logging.ERROR]
         tracebacks = [m for m in errors if m.startswith("Traceback")]
         if tracebacks:
-            return tracebacks[-1].strip().splitlines()[-1]
-        return errors[0] if errors else "no reason given"
+            return tracebacks[-1].splitlines()[-1]
+        return errors[0].splitlines()[0] if errors else "no reason given"
 
 
 def _course_root(path: Path) -> Path | None:
