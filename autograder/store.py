@@ -127,15 +127,16 @@ class OutputFolder:
 
     def save(self, result: SubmissionResult) -> None:
         """The result, its Markdown feedback and its timings, each written atomically."""
-        stem = file_stem(result.student_id)
-        data = self.rendered(result).model_dump(mode="json", exclude=_TIMING_FIELDS)
+        stem, result = file_stem(result.student_id), self.rendered(result)
         self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
-        write_student_page(self.rendered(result), self.path / "feedback" / f"{stem}.html", self.language)
-        self._write(self.path / "timing" / f"{stem}.json", json.dumps(clean(_timing(result)), indent=1))
-        self._write(self.path / f"{stem}.json", json.dumps(clean(data), indent=1, ensure_ascii=False))
+        write_student_page(result, self.path / "feedback" / f"{stem}.html", self.language)
+        self._write(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
+        data = result.model_dump(mode="json", exclude=_TIMING_FIELDS)
+        self._write(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
 
     def rendered(self, result: SubmissionResult) -> SubmissionResult:
-        """A copy with every ``message`` rendered in the folder's language."""
+        """A copy with every ``message`` rendered in the folder's language, and every string
+        passed through ``clean_text``: what every file of this student is written from."""
         copy = result.model_copy(deep=True)
         copy.language = self.language
         for issue in (*copy.warnings, *copy.errors):
@@ -143,7 +144,7 @@ class OutputFolder:
         for task in copy.tasks:
             for check in task.checks:
                 check.message = check_message(check, self.language)
-        return copy
+        return SubmissionResult.model_validate(clean(copy.model_dump(mode="json")))
 
     def write_grades(self, results: list[SubmissionResult], task_ids: list[str]) -> Path:
         """grades.csv: student_id, assignment, score, max_score, then one column per task."""

@@ -31,3 +31,20 @@ def test_sandbox_imports_no_check_and_no_reference(path):
 
 def test_report_imports_no_torch():
     assert not {name for name in imports(PACKAGE / "report.py") if name.startswith("torch")}
+
+
+TORCH_FREE = ["autograder.results", "autograder.texts", "autograder.report", "autograder.store",
+              "autograder.pages", "autograder.gradebook", "autograder.submissions", "autograder.course",
+              "autograder.config"]
+
+
+@pytest.mark.parametrize("module", TORCH_FREE)
+def test_result_and_rendering_modules_never_import_torch(module):
+    """Can the result model, the texts and everything that renders or stores results be used
+    without torch (directly or through anything they import)?"""
+    import subprocess
+    import sys
+    probe = f"import sys, {module}; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
