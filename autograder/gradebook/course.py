@@ -83,11 +83,17 @@ class NbgraderCourse:
 
     def record(self, result: SubmissionResult, submitted_notebook: Path) -> Path:
         """Write ``result`` into the course as ``nbgrader autograde`` would; return the autograded
-        notebook. The student id is nbgrader's: the folder under ``submitted/``."""
+        notebook. The student id is nbgrader's: the folder under ``submitted/``. While it runs,
+        the process's working directory is the course root (nbgrader's converter changes it):
+        call it from one thread, with no other thread resolving relative paths."""
         student, assignment, notebook = self._locate(submitted_notebook)
         if result.assignment != assignment:
             raise RecordError(f"{submitted_notebook}: lies under assignment {assignment!r} "
                               f"but was graded as {result.assignment!r}")
+        known = self._notebooks(assignment)
+        if known and Path(notebook).stem not in known:
+            raise RecordError(f"{submitted_notebook}: nbgrader knows the notebook of {assignment!r} as "
+                              f"{', '.join(f'{name}.ipynb' for name in known)}; rename the file and grade again")
         tasks = [task for task in result.tasks if not task.manual and task.score is not None]
         try:
             self.check(assignment, notebook, {task.id: task.max_score for task in tasks})
@@ -115,8 +121,9 @@ class NbgraderCourse:
                 warnings.simplefilter("ignore", SAWarning)
                 converter.start()
         except NbGraderException:
-            raise RecordError(f"{self.root}/submitted/{student}/{assignment}: nbgrader could not record it "
-                              f"({self._log.reason()}); formgrader shows it as ungraded") from None
+            folder = coursedir.format_path(coursedir.submitted_directory, student, assignment)
+            raise RecordError(f"{folder}: nbgrader could not record it ({self._log.reason()}); "
+                              "formgrader shows it as ungraded") from None
 
     def _converter(self, writer: WriteAutograderOutputs | None) -> Autograde:
         """nbgrader's Autograde converter with the course's steps: cell roles restored from the
@@ -126,6 +133,14 @@ class NbgraderCourse:
         converter.sanitize_preprocessors = [RestoreCellRoles, *converter.sanitize_preprocessors]
         converter.autograde_preprocessors = swap_execute(converter.autograde_preprocessors, writer)
         return converter
+
+    def _notebooks(self, assignment: str) -> list[str]:
+        """The names nbgrader knows the assignment's notebooks by ([] for an unknown assignment)."""
+        with self._gradebook() as gradebook:
+            try:
+                return sorted(notebook.name for notebook in gradebook.find_assignment(assignment).notebooks)
+            except MissingEntry:
+                return []
 
     def _source_notebook(self, assignment: str, notebook: str) -> Path:
         coursedir = self._coursedir()

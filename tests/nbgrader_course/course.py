@@ -133,7 +133,8 @@ def solve(notebook: Path) -> None:
 
 def solve_with_bugs(notebook: Path) -> None:
     """The bundled buggy example's code cells pasted in; the written answer left untouched."""
-    buggy = {nbgrader(cell)["grade_id"]: cell.source for cell in read(REPO / "examples" / ASSIGNMENT / "buggy.ipynb").cells
+    example = read(REPO / "examples" / ASSIGNMENT / "buggy.ipynb")
+    buggy = {nbgrader(cell)["grade_id"]: cell.source for cell in example.cells
              if nbgrader(cell).get("solution") and cell.cell_type == "code"}
     released = read(notebook)
     for cell in released.cells:

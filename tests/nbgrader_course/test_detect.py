@@ -14,7 +14,8 @@ def make_course(folder: Path, marker: str = "nbgrader_config.py") -> Path:
     return folder
 
 
-@pytest.mark.parametrize("inside", [".", "submitted", "submitted/s1", "submitted/s1/attention_scoring/attention_scoring.ipynb"])
+@pytest.mark.parametrize("inside", [".", "submitted", "submitted/s1",
+                                    "submitted/s1/attention_scoring/attention_scoring.ipynb"])
 def test_any_path_in_a_course_finds_its_root(tmp_path, inside):
     """Is the course found from its root, its submitted/ folder, a student's folder or a notebook?"""
     root = make_course(tmp_path)
@@ -38,7 +39,7 @@ def test_a_path_outside_the_course_is_a_usage_error(tmp_path):
     """Does mixing a course with a notebook outside it say which path and what to do?"""
     root = make_course(tmp_path / "course")
     (tmp_path / "loose.ipynb").write_text("{}")
-    with pytest.raises(CourseError, match=r"loose.ipynb: not in the nbgrader course .*course; grade it in a separate run"):
+    with pytest.raises(CourseError, match=r"loose.ipynb: not in the nbgrader course .*; grade it in a separate run"):
         NbgraderCourse.detect([root, tmp_path / "loose.ipynb"])
 
 

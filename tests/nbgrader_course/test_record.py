@@ -68,8 +68,9 @@ def test_record_stores_each_tasks_score_and_report(course):
     """Does a partial score reach the gradebook, with the task's report in its test cell's output?"""
     autograded = NbgraderCourse.detect([course.root]).record(
         result("partial", {"masked_softmax": 1.25}), hand_in(course, "partial"))
-    assert grades(course, "partial")["masked_softmax_tests"] == (1.25, None, False)
-    assert grades(course, "partial")["dot_product_attention_tests"] == (AUTOGRADED["dot_product_attention"], None, False)
+    recorded = grades(course, "partial")
+    assert recorded["masked_softmax_tests"] == (1.25, None, False)
+    assert recorded["dot_product_attention_tests"] == (AUTOGRADED["dot_product_attention"], None, False)
     cells = {nbgrader(cell).get("grade_id"): cell for cell in read(autograded).cells}
     text = "".join(output.text for output in cells["masked_softmax_tests"].outputs if output.output_type == "stream")
     assert "masked_softmax: 1.25 of 3 points" in text and "✘ matches the reference (1.25 of 3)" in text
@@ -113,7 +114,8 @@ def test_notes_on_the_whole_notebook_go_to_its_first_code_cell(course):
                    warnings=[Issue(code="in_place", task="masked_softmax", message="writes into X")])
     cells = read(NbgraderCourse.detect([course.root]).record(noted, path)).cells
     first_code = next(cell for cell in cells if cell.cell_type == "code")
-    assert first_code.outputs[0].text == "The autograder's notes on the whole notebook:\nerror: cell 4 raised NameError: x\n"
+    notes = "The autograder's notes on the whole notebook:\nerror: cell 4 raised NameError: x\n"
+    assert first_code.outputs[0].text == notes
     test_cell = next(cell for cell in cells if nbgrader(cell).get("grade_id") == "masked_softmax_tests")
     assert "warning: writes into X" in test_cell.outputs[0].text
 
@@ -219,3 +221,13 @@ def test_tampered_cells_change_nothing_in_the_gradebook(course):
     assert {name: auto for name, (auto, _, _) in recorded.items() if name != MANUAL_TASK} == {
         f"{task}_tests": (0.5 if task == "distance_attention" else points) for task, points in AUTOGRADED.items()}
     nbformat.validate(read(autograded))
+
+
+def test_a_renamed_notebook_is_refused_with_the_name_nbgrader_knows(course):
+    """Does a notebook handed in under another name say which name nbgrader expects?"""
+    path = hand_in(course, "renamer")
+    renamed = path.with_name("attention_scoring (1).ipynb")
+    path.rename(renamed)
+    with pytest.raises(RecordError, match=r"knows the notebook of 'attention_scoring' as attention_scoring.ipynb; "
+                                          "rename the file"):
+        NbgraderCourse.detect([course.root]).record(result("renamer", {}), renamed)
