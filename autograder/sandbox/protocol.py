@@ -101,7 +101,7 @@ def decode(tree, buffers: list[bytes]):
     if "__dict__" in tree:
         return {str(key): decode(item, buffers) for key, item in tree["__dict__"]}
     if "__handle__" in tree:
-        return Handle(int(tree["__handle__"]))
+        return Handle(_index(tree["__handle__"], "handle"))
     if "__opaque__" in tree:
         return Opaque(str(tree["__opaque__"]))
     raise ProtocolError(f"unknown value {sorted(tree)[:3]}")
@@ -110,12 +110,12 @@ def decode(tree, buffers: list[bytes]):
 def _decode_tensor(tree: dict, buffers: list[bytes]) -> torch.Tensor:
     dtype = DTYPES.get(tree.get("dtype"))
     shape = tree.get("shape")
-    if dtype is None or not isinstance(shape, list) or not all(
-            isinstance(n, int) and n >= 0 for n in shape):
+    if dtype is None or not isinstance(shape, list):
         raise ProtocolError(f"bad tensor header {tree!r:.200}")
+    shape = [_index(n, "dimension") for n in shape]
     if tree["__tensor__"] is None:  # a meta tensor carries no data
         return torch.empty(shape, dtype=dtype, device="meta")
-    data = buffers[int(tree["__tensor__"])]
+    data = buffers[_index(tree["__tensor__"], "buffer index")]
     numel = 1
     for n in shape:
         numel *= n
@@ -124,6 +124,13 @@ def _decode_tensor(tree: dict, buffers: list[bytes]) -> torch.Tensor:
     flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
     device = "cuda" if tree.get("device") == "cuda" else "cpu"
     return flat.view(dtype).reshape(shape).to(device)
+
+
+def _index(value, what: str) -> int:
+    """A non-negative int, exactly (not a float, not a bool, not Infinity)."""
+    if type(value) is not int or value < 0:
+        raise ProtocolError(f"{what} {value!r:.50} is not a non-negative integer")
+    return value
 
 
 def send(sock: socket.socket, value, handle_of=None) -> None:
@@ -154,7 +161,7 @@ def recv(sock: socket.socket):
         raise ProtocolError(f"header of {header_size} bytes")
     try:
         header = json.loads(_recv_exactly(sock, header_size))
-        sizes = [int(n) for n in header["sizes"]]
+        sizes = [_index(n, "buffer size") for n in header["sizes"]]
     except (ValueError, KeyError, TypeError, RecursionError) as error:
         raise ProtocolError(f"unreadable header: {error}") from None
     if any(n < 0 for n in sizes) or sum(sizes) > MAX_MESSAGE_BYTES:
@@ -162,5 +169,7 @@ def recv(sock: socket.socket):
     buffers = [_recv_exactly(sock, n) for n in sizes]
     try:
         return decode(header["body"], buffers)
-    except (ValueError, TypeError, IndexError, KeyError, RecursionError, RuntimeError) as error:
-        raise ProtocolError(f"undecodable message: {error}") from None
+    except ProtocolError:
+        raise
+    except Exception as error:  # whatever the peer sent, a malformed message is only that
+        raise ProtocolError(f"undecodable message: {type(error).__name__}: {error}"[:300]) from None
