@@ -141,7 +141,7 @@ class Zygote:
     def _clean_tmp(self) -> bool:
         """Empty /tmp as the slot's uid: the student owns what is there, and we (root
         without CAP_DAC_OVERRIDE or CAP_FOWNER) could not enter a folder it closed."""
-        if self.uid is None:
+        if self.uid is None or not os.listdir("/tmp"):  # most submissions leave nothing there
             return _empty_tmp()
         pid = os.fork()
         if pid == 0:
