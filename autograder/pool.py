@@ -26,6 +26,7 @@ from .sandbox import use_one_torch_thread
 from .submissions import Submission
 
 ATTEMPTS = 3
+POLL_S = 0.2  # how often the grader looks for a stop signal while it waits for results
 PR_SET_PDEATHSIG = 1
 
 
@@ -50,12 +51,12 @@ def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
     process, as each finishes. Raises ``Stopped`` on SIGINT/SIGTERM, after ending them."""
     attempts: Counter = Counter()
     pending = list(submissions)
-    with _stop_on_signals():
+    with StopSignals() as stop:
         while pending:
-            pending = _one_pool(batch, pending, jobs, attempts, on_result)
+            pending = _one_pool(batch, pending, jobs, attempts, on_result, stop)
 
 
-def _one_pool(batch, pending, jobs, attempts, on_result) -> list[Submission]:
+def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals") -> list[Submission]:
     """Run ``pending`` in one pool until it is done or breaks; returns what must run again."""
     context = multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
     retry: list[Submission] = []
@@ -64,17 +65,21 @@ def _one_pool(batch, pending, jobs, attempts, on_result) -> list[Submission]:
     try:
         futures = {pool.submit(_grade_in_slot, s): s for s in pending}
         while futures:
-            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            done, _ = wait(futures, timeout=POLL_S, return_when=FIRST_COMPLETED)
             for future in done:
                 submission = futures.pop(future)
                 try:
                     on_result(submission, future.result())
                 except BrokenProcessPool:
+                    if stop.signum is not None:  # killed by the same signal (a process group's)
+                        continue
                     attempts[submission] += 1
                     if attempts[submission] < ATTEMPTS:
                         retry.append(submission)
                     else:
                         on_result(submission, failed_result(batch, submission, "its grading process died"))
+            if stop.signum is not None:
+                raise Stopped(stop.signum)
     except BaseException:
         _end(pool)
         raise
@@ -92,13 +97,20 @@ def _end(pool: ProcessPoolExecutor) -> None:
         child.join(timeout=5)
 
 
-class _stop_on_signals:
-    """SIGINT and SIGTERM raise ``Stopped`` in this (the main) thread while grading runs."""
+class StopSignals:
+    """While grading runs, SIGINT and SIGTERM are noted in ``signum``; the loop that waits
+    for results (every ``POLL_S``) then raises ``Stopped``. The handler only notes: an
+    exception raised from it lands on whatever line the main thread is at, such as
+    between ``concurrent.futures.wait()`` taking the futures' locks one by one, and a
+    future left locked hangs the interpreter's exit; or halfway through writing a result."""
 
-    def __enter__(self):
-        def stop(signum, frame):
-            raise Stopped(signum)
-        self.saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    def __enter__(self) -> "StopSignals":
+        self.signum: int | None = None
+
+        def note(signum, frame):
+            self.signum = self.signum or signum
+        self.saved = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+        return self
 
     def __exit__(self, *exc):
         for sig, handler in self.saved.items():
@@ -110,11 +122,14 @@ _SLOT: dict = {}  # in each grading process: its batch and its sandbox
 
 def _start_slot(batch: Batch, counter, parent: int) -> None:
     """Runs once in each grading process: dies with the grader, ignores the terminal's
-    Ctrl-C (the grader stops it), one torch thread, one sandbox slot of its own number."""
+    Ctrl-C (the grader stops it), one torch thread, one sandbox slot of its own number.
+    SIGTERM kills it again: a forked process inherits the grader's handler, which would
+    only note the signal."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the grader died before the line above
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     use_one_torch_thread()
     from .sandbox.sandbox import Sandbox  # noqa: PLC0415 - only grading processes need it
     with counter.get_lock():

@@ -20,11 +20,10 @@ from .pages import write_class_report
 from .pipeline import Batch, read_submission
 from .pool import Stopped, grade_all
 from .results import SubmissionResult
+from .runmarker import RUN_MARKER
 from .sandbox import use_one_torch_thread
 from .store import OutputFolder
 from .submissions import Submission, find_submissions
-
-RUN_MARKER = "AUTOGRADER_RUN"  # set in the grader's environment: its processes inherit it
 
 
 @dataclass
