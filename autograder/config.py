@@ -3,14 +3,18 @@
 Unknown keys are errors with a suggestion, and every task's checks must be exactly the
 checks the grader has for it, so a typo can never silently drop points.
 """
+import dataclasses
 import difflib
+import inspect
+import re
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, create_model
 
 from .course import COURSE, Course
+from .sandbox.limits import Limits
 
 
 class ConfigError(Exception):
@@ -18,21 +22,25 @@ class ConfigError(Exception):
     exit_code = 2
 
 
-class SandboxConfig(BaseModel):
+def _limit_fields() -> dict:
+    """grader.yml's ``sandbox`` keys: the fields of the sandbox's ``Limits``, with their
+    defaults, types (positive) and help (the comment on each field's line in limits.py)."""
+    source = inspect.getsource(Limits)
+    help_of = dict(re.findall(r"^\s+(\w+):[^#\n]*#\s*(.+)$", source, re.MULTILINE))
+    positive = {int: PositiveInt, float: PositiveFloat}
+    return {f.name: (positive[type(f.default)], Field(f.default, description=help_of.get(f.name, "")))
+            for f in dataclasses.fields(Limits)}
+
+
+class _LimitsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    cell_timeout_s: PositiveFloat = Field(30, description="wall clock per notebook cell in the worker")
-    submission_timeout_s: PositiveFloat = Field(240, description="wall clock per submission")
-    call_timeout_s: PositiveFloat = Field(20, description="wall clock per call into student code")
-    memory_mb: PositiveInt = Field(3072, description="data segment limit of the student's process")
-    max_processes: PositiveInt = Field(32, description="processes and threads of the student's tree")
-    max_file_mb: PositiveInt = Field(16, description="largest file the student's code may write")
-    max_output_kb: PositiveInt = Field(64, description="printed output kept for the feedback")
 
-
-    def limits(self):
+    def limits(self) -> Limits:
         """The sandbox's ``Limits`` for these settings."""
-        from .sandbox.sandbox import Limits
         return Limits(**self.model_dump())
+
+
+SandboxConfig = create_model("SandboxConfig", __base__=_LimitsConfig, **_limit_fields())
 
 
 class ManualTask(BaseModel):

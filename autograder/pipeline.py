@@ -140,7 +140,7 @@ def _other_assignment(batch: Batch, notebook) -> str | None:
 def _run(sandbox, batch: Batch, plan: CellPlan, result: SubmissionResult, started: float) -> None:
     limits = batch.config.sandbox
     session = Session(sandbox, batch.settings, plan.cells,
-                      deadline=started + limits.submission_timeout_s, output_limit=limits.max_output_kb * 1024)
+                      deadline=started + limits.submission_timeout_s, output_limit=limits.max_printed_kb * 1024)
     try:
         session.start()
         result.timing["cells"] = round(time.monotonic() - started, 4)

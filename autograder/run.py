@@ -135,16 +135,16 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
 def _jobs(jobs: int | None, device: str) -> int:
     if jobs is not None and jobs < 1:
         raise ConfigError(f"--jobs {jobs}: give at least 1 (or leave it out: one per core)")
-    if device == "cuda":
-        import torch
-        return min(jobs or torch.cuda.device_count(), torch.cuda.device_count())  # one slot per GPU
-    return jobs or os.cpu_count() or 1
+    from .sandbox.preflight import gpu_slots
+    cap = gpu_slots(device)  # on CUDA, one slot per GPU: each slot's GPU memory is its own
+    wanted = jobs or cap or os.cpu_count() or 1
+    return min(wanted, cap) if cap else wanted
 
 
 def _check_sandbox() -> None:
-    from .sandbox import sandbox
-    check = getattr(sandbox, "check_available", None)
-    problem = check() if check is not None else None
+    """This machine can run the sandbox (bubblewrap, Linux, ...), checked before forking."""
+    from .sandbox.preflight import check_available
+    problem = check_available()
     if problem:
         raise ConfigError(problem)
 

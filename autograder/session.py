@@ -45,7 +45,7 @@ class Session:
         self.close()
         if time.monotonic() >= self.deadline:
             raise WorkerLost("the submission used up its time")
-        self.worker = self.sandbox.spawn(None)  # the book comes per task, without that task's answer
+        self.worker = self.sandbox.spawn(None, deadline=self.deadline)  # the book comes per task, without its answer
         self.student = Student(self.worker.transport, self.settings.device, self.output_limit)
         for label, source in self.cells:
             if label in self.skipped:

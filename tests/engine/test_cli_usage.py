@@ -1,0 +1,123 @@
+"""Usage errors of `autograder grade` are found before anything is graded: exit 2, one
+readable line naming what to fix, nothing written (SPEC §3)."""
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from autograder.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+CORRECT = REPO / "examples" / "attention_scoring" / "correct.ipynb"
+
+
+def grade(*args: str):
+    return CliRunner().invoke(app, ["grade", *map(str, args)])
+
+
+def expect_usage_error(result, *phrases: str) -> None:
+    assert result.exit_code == 2, result.output
+    for phrase in phrases:
+        assert phrase in result.output, result.output
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_a_gpu_is_a_usage_error(tmp_path):
+    """Does --device cuda on a machine without a GPU stop before grading (it graded 4.5/15)?"""
+    expect_usage_error(grade(CORRECT, "--assignment", "attention_scoring", "--output", tmp_path / "out",
+                             "--device", "cuda"), "no CUDA device")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_same_stem_in_two_folders_is_a_usage_error(tmp_path):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(CORRECT, tmp_path / folder / "ivanov.ipynb")
+    expect_usage_error(grade(tmp_path / "a", tmp_path / "b", "--assignment", "attention_scoring",
+                             "--output", tmp_path / "out"), "'ivanov' has 2 submissions")
+
+
+def test_one_path_given_twice_is_a_usage_error(tmp_path):
+    expect_usage_error(grade(CORRECT, CORRECT, "--assignment", "attention_scoring", "--output", tmp_path / "out"),
+                       "'correct' has 2 submissions")
+
+
+def test_a_mistyped_notebook_is_a_usage_error_not_a_student(tmp_path):
+    expect_usage_error(grade(tmp_path / "nope.ipynb", "--assignment", "attention_scoring", "--output",
+                             tmp_path / "out"), "nope.ipynb: no such file or folder")
+
+
+def test_output_that_is_a_file_is_a_usage_error(tmp_path):
+    (tmp_path / "out").write_text("not a folder")
+    expect_usage_error(grade(CORRECT, "--assignment", "attention_scoring", "--output", tmp_path / "out"),
+                       "is a file, not a folder")
+
+
+@pytest.mark.parametrize("jobs", ["-5", "0"])
+def test_jobs_below_one_is_a_usage_error(tmp_path, jobs):
+    expect_usage_error(grade(CORRECT, "--assignment", "attention_scoring", "--output", tmp_path / "out",
+                             "--jobs", jobs), f"--jobs {jobs}")
+
+
+def test_one_output_folder_holds_one_assignment(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".autograder-assignment").write_text("attention_scoring\n")
+    bahdanau = REPO / "examples" / "bahdanau" / "correct.ipynb"
+    expect_usage_error(grade(bahdanau, "--assignment", "bahdanau", "--output", out),
+                       "holds the results of 'attention_scoring'")
+
+
+def test_an_unknown_student_is_a_usage_error(tmp_path):
+    expect_usage_error(grade(CORRECT, "--assignment", "attention_scoring", "--output", tmp_path / "out",
+                             "--student", "petrov"), "--student petrov")
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    config = tmp_path / "grader.yml"
+    lines = (REPO / "grader.yml").read_text().splitlines()
+    lines[5] = "sandbox: [unclosed"
+    config.write_text("\n".join(lines))
+    expect_usage_error(grade(CORRECT, "--assignment", "attention_scoring", "--output", tmp_path / "out",
+                             "--config", config), "grader.yml: not valid YAML at line")
+
+
+def test_a_folder_named_like_a_notebook_is_a_folder(tmp_path):
+    """Is `x.ipynb/` searched as a folder, not graded as one student's notebook?"""
+    from autograder.submissions import find_submissions
+    folder = tmp_path / "x.ipynb"
+    folder.mkdir()
+    shutil.copy(CORRECT, folder / "ivanov.ipynb")
+    found = find_submissions([folder], "attention_scoring", "attention_scoring.ipynb")
+    assert [s.student_id for s in found] == ["ivanov"]
+
+
+def test_nbgrader_paths_give_the_folder_id(tmp_path):
+    """Do submitted/<id>, submitted/<id>/<a> and the notebook inside all name the student <id>?"""
+    from autograder.submissions import find_submissions
+    notebook = tmp_path / "submitted" / "ivanov" / "attention_scoring" / "attention_scoring.ipynb"
+    notebook.parent.mkdir(parents=True)
+    shutil.copy(CORRECT, notebook)
+    (tmp_path / "submitted" / "petrov" / "attention_scoring").mkdir(parents=True)
+    shutil.copy(CORRECT, tmp_path / "submitted" / "petrov" / "attention_scoring" / "attention_scoring.ipynb")
+    for path in (notebook, notebook.parent, notebook.parent.parent):
+        found = find_submissions([path], "attention_scoring", "attention_scoring.ipynb")
+        assert [s.student_id for s in found] == ["ivanov"], path
+    found = find_submissions([tmp_path], "attention_scoring", "attention_scoring.ipynb", ["petrov"])
+    assert [s.student_id for s in found] == ["petrov"]
+
+
+def test_links_and_special_files_are_refused_without_reading_them(tmp_path):
+    """Is a symbolic link (to the TA's notebook, another student's, /etc/shadow) an error for
+    that student, with nothing read through it?"""
+    from autograder.submissions import find_submissions
+    shutil.copy(CORRECT, tmp_path / "honest.ipynb")
+    (tmp_path / "copier.ipynb").symlink_to(tmp_path / "honest.ipynb")
+    (tmp_path / "ta.ipynb").symlink_to(REPO / "assignments" / "attention_scoring" / "attention_scoring.ipynb")
+    (tmp_path / "shadow.ipynb").symlink_to("/etc/shadow")
+    found = {s.student_id: s for s in find_submissions([tmp_path], "attention_scoring", "attention_scoring.ipynb")}
+    assert found["honest"].problem is None
+    for name in ("copier", "ta", "shadow"):
+        assert found[name].problem is not None and found[name].problem.id == "issue.not_regular", name
