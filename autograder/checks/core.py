@@ -5,6 +5,7 @@ objects themselves), compares against ``reference`` in this process, and either
 returns (passed) or raises ``CheckFailed`` with a ``Finding``: what the student needs to
 fix it. Property checks search with hypothesis and report its shrunk example.
 """
+import copy
 import dataclasses
 import tempfile
 import time
@@ -20,6 +21,7 @@ from hypothesis.errors import FlakyFailure
 
 from ..results import CheckResult, Finding, Text, text
 from ..sandbox.proxy import Student, StudentError, WorkerLost
+from .older_book import mistake_of
 
 # Hypothesis keeps caches in ./.hypothesis even without a database; not in a TA's or
 # a student's folder.
@@ -74,14 +76,6 @@ class Outcome:
     grader_error: str | None = None   # the check itself failed: for the TA, not the student
 
 
-class Undecided(Exception):
-    """The check could not decide (e.g. ``.item()`` has no value on ``meta``): not charged."""
-
-    def __init__(self, note: Text):
-        super().__init__(note.id)
-        self.note = note
-
-
 def run_check(check: Check, student: Student, ctx: Context, points: float = 1.0) -> Outcome:
     """Run one check; every student failure becomes a failed result (never an exception)."""
     started = time.perf_counter()
@@ -102,8 +96,6 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
         check.run(student, ctx)
     except CheckFailed as failed:
         return Outcome(verdict(False, finding=failed.finding))
-    except Undecided as undecided:
-        return Outcome(verdict(True, note=undecided.note))
     except StudentError as error:
         return Outcome(verdict(False, finding=raised(error)))
     except WorkerLost as lost:
@@ -116,16 +108,22 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
 
 
 def raised(error: StudentError, case_code: str | None = None) -> Finding:
+    """The student's error as a finding; it names the older book's form the code came from
+    when the error shows one (older_book.py)."""
     where = text("check.where", where=error.where) if error.where else ""
     return Finding(problem=text("check.raised", type=error.type_name, message=error.message, where=where),
-                   case_code=case_code)
+                   case_code=case_code, mistake=mistake_of(error))
 
 
 def search(strategy, test: Callable, ctx: Context, max_examples: int | None = None) -> None:
     """Run ``test(case)`` on hypothesis examples; raise the shrunk example's ``CheckFailed``.
 
     Derandomized, no database, no deadline, seeded per check: every student sees the
-    same examples. A student error on an example is a failure of that example.
+    same examples, and for every student whose code passes hypothesis draws exactly the
+    same ones. So they are drawn once per process (``examples``) and replayed to each
+    student; only when one fails does hypothesis run in full, meet that same example first
+    and shrink it. The verdict and the shrunk example are the same as a full run's.
+    A student error on an example is a failure of that example.
     """
     def attempt(case):
         try:
@@ -133,15 +131,39 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
         except StudentError as error:
             raise CheckFailed(raised(error, case.code())) from None
 
-    property_ = settings(
-        database=None, deadline=None, derandomize=True, print_blob=False,
-        max_examples=max_examples or ctx.max_examples, verbosity=Verbosity.quiet,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck))(given(strategy)(attempt))
+    count = max_examples or ctx.max_examples
     try:
-        hypothesis_seed(ctx.check_seed())(property_)()
+        for case in examples(strategy, ctx.check_seed(), count):
+            attempt(copy.deepcopy(case))  # a test may write into its case
+        return
+    except CheckFailed:
+        pass  # find it again, with hypothesis, to shrink it
+    try:
+        _run_hypothesis(strategy, attempt, ctx.check_seed(), count)
     except FlakyFailure as flaky:  # fails, then passes on replay: report the first failure
         failures = [e for e in flaky.exceptions if isinstance(e, CheckFailed)]
         if failures:
             raise failures[0] from None
         raise
+
+
+_DRAWN: dict[tuple, list] = {}
+
+
+def examples(strategy, seed: int, count: int) -> list:
+    """The examples hypothesis draws for ``strategy`` with ``seed`` when every one passes."""
+    key = (repr(strategy), seed, count)
+    if key not in _DRAWN:
+        drawn: list = []
+        _run_hypothesis(strategy, lambda case: drawn.append(copy.deepcopy(case)), seed, count)
+        _DRAWN[key] = drawn
+    return _DRAWN[key]
+
+
+def _run_hypothesis(strategy, test: Callable, seed: int, count: int) -> None:
+    property_ = settings(
+        database=None, deadline=None, derandomize=True, print_blob=False,
+        max_examples=count, verbosity=Verbosity.quiet,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck))(given(strategy)(test))
+    hypothesis_seed(seed)(property_)()
