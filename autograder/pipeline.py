@@ -10,6 +10,7 @@ and started again grades only what is missing.
 """
 import hashlib
 import os
+import resource
 import stat
 import time
 from dataclasses import dataclass, field
@@ -125,6 +126,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission) -> Submissio
     result.score = round(sum(t.score or 0.0 for t in result.tasks), 6)
     _cap_issues(result)
     result.timing["total"] = round(time.monotonic() - started, 4)
+    result.timing["grader_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return result
 
 
