@@ -2,7 +2,10 @@
 
 The student's module is built through the proxy with the contract's constructor
 arguments, lazily initialised by one forward, and given the reference's weights by
-parameter name; outputs are compared in eval mode against the reference in float64.
+parameter name; values are compared in eval mode against the reference in float64.
+One property per check (SPEC §3): the output, the stored ``attention_weights``, the law
+that links them, the gradients, dropout in each mode and the device are judged apart,
+so a module whose output is right but that keeps no weights loses the weights' points only.
 """
 import copy
 import math
@@ -15,9 +18,10 @@ from torch import Tensor
 from reference import attention as ref
 
 from ..results import text
-from .compare import check_shape, check_tensor, tolerance
+from ..sandbox.proxy import StudentError
+from . import gradients
+from .compare import check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, fail, search
-from .devices import WHAT as DEVICE_WHAT, on_meta
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
@@ -55,6 +59,7 @@ class AttentionTask:
     different_sizes: bool = False              # queries and keys may differ in size
     hidden: bool = False                       # takes num_hiddens
     two_d_check: bool = False                  # a separate check for 2-D valid_lens
+    older_signature: str | None = None         # the older book's constructor, as a call
 
 
 MODULES = {
@@ -66,7 +71,7 @@ MODULES = {
         "AdditiveAttention", ref.AdditiveAttention,
         lambda case, p: {"num_hiddens": case.options["num_hiddens"], "dropout": p}, _additive,
         {"no_tanh": lambda m, q, k: _additive(m, q, k, squash=lambda x: x)}, different_sizes=True,
-        hidden=True),
+        hidden=True, older_signature="AdditiveAttention(key_size, query_size, num_hiddens, dropout)"),
     "distance_attention": AttentionTask(
         "DistanceAttention", ref.DistanceAttention, lambda case, p: {"dropout": p},
         lambda m, q, k: -_sq_dist(m, q, k) / (2 * _root_d(q)),
@@ -82,164 +87,196 @@ MODULES = {
          "M_on_queries": lambda m, q, k: m.M(q) @ k.transpose(1, 2) / _root_d(q)},
         different_sizes=True),
 }
+SIGNATURES = {"AdditiveAttention": "AdditiveAttention(num_hiddens, dropout)"}
 
 
-def _inputs(case: Case) -> list:
+def inputs(case: Case, dtype=None) -> list:
+    """queries, keys, values, valid_lens (the floating ones in ``dtype`` when given)."""
     t = case.tensors
-    return [t["queries"], t["keys"], t["values"], t["valid_lens"]]
+    return [x if x is None or dtype is None or not x.is_floating_point() else x.to(dtype)
+            for x in (t["queries"], t["keys"], t["values"], t["valid_lens"])]
 
 
-def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu"):
-    """The reference module and the student's, with the reference's weights, in eval mode."""
+def build(student, task: AttentionTask, case: Case, dropout: float = 0.0):
+    """The reference module (float32) and the student's with the reference's weights, in eval
+    mode and in the case's dtype. Lazy layers are initialised by a float32 forward first."""
     reference = task.reference(**task.init(case, dropout)).eval()
     with torch.no_grad():
-        reference(*_inputs(case))  # lazy initialisation
+        reference(*inputs(case, torch.float32))  # lazy initialisation
         randomize(reference, seed=0)
-    module = student.new(task.name, **task.init(case, dropout))
+    module = _new(student, task, case, dropout)
     module.eval()
     weights = {name: p.detach() for name, p in reference.named_parameters()}
     if weights:
-        module(*_inputs(case))  # lazy initialisation of the student's module
+        module(*inputs(case, torch.float32))  # lazy initialisation of the student's module
         missing = module.load_parameters(weights)
         if missing:
             raise fail(text("attention.parameters_missing", missing=", ".join(missing),
                             names=", ".join(sorted(weights))), case_code=case.code())
-    if device != "cpu":
-        module.to(device=device)
+    if case.tensors["queries"].dtype == torch.float64:
+        module.to(dtype="float64")
     return reference, module
 
 
-def _observe(task: AttentionTask, reference, case: Case, got) -> Observation:
-    """The student's output, the reference's and each known mistake's, on ``case``."""
-    r64 = copy.deepcopy(reference).double()
-    q, k, v, lens = (None if t is None else t.double() if t.is_floating_point() else t
-                     for t in _inputs(case))
+def _new(student, task: AttentionTask, case: Case, dropout: float):
+    """``student.new``; a constructor that fails but takes the older book's arguments is named."""
+    try:
+        return student.new(task.name, **task.init(case, dropout))
+    except StudentError:
+        if task.older_signature is None:
+            raise
+        q, k = case.tensors["queries"], case.tensors["keys"]
+        try:
+            student.new(task.name, k.shape[-1], q.shape[-1], case.options["num_hiddens"], dropout)
+        except StudentError:
+            raise  # the original error: it is not the older signature either
+        raise fail(text("attention.older_signature", got=task.older_signature,
+                        expected=SIGNATURES[task.name]), case_code=case.code(),
+                   mistake="older_additive_signature") from None
+
+
+def expected(reference, case: Case) -> tuple[Tensor, Tensor, float]:
+    """The reference's output and weights in float64, and the tolerance for the output."""
+    reference64 = copy.deepcopy(reference).double()
     with torch.no_grad():
-        expected = r64(q, k, v, lens)
+        output = reference64(*inputs(case, torch.float64))
+        tol = tolerance(reference(*inputs(case, torch.float32)), output)
+    return output, reference64.attention_weights, tol
+
+
+def _observe(task: AttentionTask, reference, case: Case, got, weights: bool) -> Observation:
+    """The student's output (or weights), the reference's and each known mistake's."""
+    r64 = copy.deepcopy(reference).double()
+    q, k, v, lens = inputs(case, torch.float64)
+    with torch.no_grad():
+        right = r64(q, k, v, lens)
         scores = task.scores(r64, q, k)  # (B, Q, K)
-        mistakes = {mid: (lambda f=f: ref.masked_softmax(f(r64, q, k), lens) @ v)
-                    for mid, f in task.mistaken_scores.items()}
-        mistakes |= {mid: (lambda f=f: f(scores, lens) @ v) for mid, f in SOFTMAX_MISTAKES.items()
-                     if lens is not None or mid == "wrong_axis"}
-        return got, expected, variant_outputs(mistakes)
+        made = {mid: (lambda f=f: ref.masked_softmax(f(r64, q, k), lens)) for mid, f in task.mistaken_scores.items()}
+        made |= {mid: (lambda f=f: f(scores, lens)) for mid, f in SOFTMAX_MISTAKES.items()
+                 if lens is not None or mid == "wrong_axis"}
+        out = (lambda w: w) if weights else (lambda w: w @ v)  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
+        mistakes = {mid: (lambda m=m: out(m())) for mid, m in made.items()}
+        return got, r64.attention_weights if weights else right, variant_outputs(mistakes)
 
 
-def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: float, device: str):
+def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: float, weights: bool):
     def probes():
         for lens in (torch.tensor([1, 3]), torch.tensor([[1, 2, 4], [3, 5, 2]])):
             probe = Case({"queries": values((2, 3, 4), 2.0, 11, torch.float32)[0],
                           "keys": values((2, 5, 4), 2.0, 12, torch.float32)[0],
                           "values": values((2, 5, 2), 2.0, 13, torch.float32)[0], "valid_lens": lens},
                          options={"num_hiddens": 3})
-            probe_reference, module = build(student, task, probe, device=device)
-            yield _observe(task, probe_reference, probe, module(*_inputs(probe.on(device))))
-    return name_mistake(_observe(task, reference, case, got), probes, tol)
+            probe_reference, module = build(student, task, probe)
+            probe_got = module(*inputs(probe))
+            if weights:
+                probe_got = module.attr("attention_weights")
+            yield _observe(task, probe_reference, probe, probe_got, weights)
+    return name_mistake(_observe(task, reference, case, got, weights), probes, tol)
 
 
-def compare_to_reference(student, task: AttentionTask, case: Case, device: str) -> None:
-    reference, module = build(student, task, case, device=device)
-    got = module(*_inputs(case.on(device)))
-    got_weights = module.attr("attention_weights")
-    with torch.no_grad():
-        reference64 = copy.deepcopy(reference).double()
-        expected = reference64(*[t.double() if t is not None and t.is_floating_point() else t
-                                 for t in _inputs(case)])
-        tol = tolerance(reference(*_inputs(case)), expected)
+def compare_output(student, task: AttentionTask, case: Case) -> None:
+    reference, module = build(student, task, case)
+    got = module(*inputs(case))
+    output, weights, tol = expected(reference, case)
     try:
-        check_tensor(got, expected, tol, OUTPUT, case.code(), "(B, Q, v)")
+        check_tensor(got, output, tol, OUTPUT, case.code(), "(B, Q, v)")
     except CheckFailed as failed:
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, device)
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, weights=False)
+        failed.finding.heatmap = heatmap(_stored(module), weights)
         raise
-    check_tensor(got_weights, reference64.attention_weights, max(tol, 1e-5), WEIGHTS, case.code(), "(B, Q, K)")
 
 
-def _matches(task: AttentionTask, two_d: bool | None = None, same_sizes: bool = True):
+def compare_weights(student, task: AttentionTask, case: Case) -> None:
+    reference, module = build(student, task, case)
+    module(*inputs(case))
+    got = module.attr("attention_weights")
+    _, weights, tol = expected(reference, case)
+    try:
+        check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code(), "(B, Q, K)")
+    except CheckFailed as failed:
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), weights=True)
+        failed.finding.heatmap = heatmap(got, weights)
+        raise
+
+
+def _stored(module):
+    try:
+        return module.attr("attention_weights")
+    except StudentError:
+        return None
+
+
+def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes: bool = True):
     def run(student, ctx: Context) -> None:
         cases = attention_cases(two_d=two_d, same_sizes=same_sizes, hidden=task.hidden,
                                 with_lens=True if two_d else None)
-        search(cases, lambda case: compare_to_reference(student, task, case, ctx.device), ctx)
+        search(cases, lambda case: compare(student, task, case), ctx)
     return run
 
 
-def _shapes(task: AttentionTask):
+def _shape(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            _, module = build(student, task, case, device=ctx.device)
-            q, k, v, _ = _inputs(case)
-            check_shape(module(*_inputs(case.on(ctx.device))), (q.shape[0], q.shape[1], v.shape[-1]),
-                        OUTPUT, case.code(), "(B, Q, v)")
-            check_shape(module.attr("attention_weights"), (q.shape[0], q.shape[1], k.shape[1]),
-                        WEIGHTS, case.code(), "(B, Q, K)")
-        search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden), test, ctx,
-               max_examples=5)
+            _, module = build(student, task, case)
+            q, _, v, _ = inputs(case)
+            check_shape(module(*inputs(case)), (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT,
+                        case.code(), "(B, Q, v)")
+        search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, min_len=0),
+               test, ctx, max_examples=5)
     return run
 
 
-def _dropout(task: AttentionTask):
-    """Against the student's own module without dropout (so that a wrong score is not
-    charged again here): with dropout=1, eval mode gives the same output; train mode gives
-    zeros and keeps the weights from before dropout in attention_weights."""
+def _law(task: AttentionTask):
+    """Eval mode: output == attention_weights @ values row by row, rows of valid length 0
+    included (SPEC §2). Passes when no (B, Q, K) weights are kept: the weights check charges that."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            inputs = _inputs(case.on(ctx.device))
-            _, plain = build(student, task, case, dropout=0.0, device=ctx.device)
-            expected, expected_weights = plain(*inputs), plain.attr("attention_weights")
-            _, module = build(student, task, case, dropout=1.0, device=ctx.device)
-            check_tensor(module(*inputs), expected, 1e-5, text("attention.eval_dropout_output"),
-                         case.code() + "\n# module.eval()")
-            module.train()
-            check_tensor(module(*inputs), torch.zeros_like(expected), 1e-6, text("attention.train_dropout_output"),
-                         case.code() + "\n# module.train()")
-            check_tensor(module.attr("attention_weights"), expected_weights, 1e-5,
-                         text("attention.train_weights"), case.code() + "\n# module.train()")
-        search(attention_cases(with_lens=True, hidden=task.hidden), test, ctx, max_examples=5)
-        _dropout_on_weights(student, task, ctx.device)
+            case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
+            _, module = build(student, task, case)
+            got = module(*inputs(case))
+            q, k, v, _ = inputs(case)
+            weights = _stored(module)
+            if not isinstance(weights, Tensor) or tuple(weights.shape) != (q.shape[0], q.shape[1], k.shape[1]):
+                return
+            product = weights.double() @ v.double()  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
+            tol = (1e-9 if q.dtype == torch.float64 else 1e-5) * (1 + product.abs().nan_to_num().max().item())
+            check_tensor(got, product, tol, text("attention.law_output"), case.code(), "(B, Q, v)")
+        search(attention_cases(with_lens=True, min_len=0, same_sizes=not task.different_sizes,
+                               hidden=task.hidden), test, ctx)
     return run
 
 
-def _dropout_on_weights(student, task: AttentionTask, device: str) -> None:
-    """With values all ones and p=0.5, dropout on the weights leaves each output at twice
-    the surviving weight, mostly strictly between 0 and 2; dropout on the output gives
-    only 0 or 2. Small inputs keep the weights spread out, so the difference shows."""
-    case = Case({"queries": values((4, 8, 3), 0.1, 21, torch.float32)[0],
-                 "keys": values((4, 6, 3), 0.1, 22, torch.float32)[0],
-                 "values": torch.ones(4, 6, 1), "valid_lens": None}, options={"num_hiddens": 3})
-    _, module = build(student, task, case, dropout=0.5, device=device)
-    module.train()
-    student.seed(0)
-    got = module(*_inputs(case.on(device)))
-    check_shape(got, (4, 8, 1), OUTPUT, case.code(), "(B, Q, v)")
-    between = ((got > 0.01) & (got < 1.99)).sum().item()
-    if between == 0:
-        raise fail(text("attention.dropout_on_output"), case_code=case.code() + "\n# module.train()",
-                   expected="dropout(attention_weights) @ values", got="dropout(attention_weights @ values)")
-
-
-def _meta(task: AttentionTask):
+def _gradients(task: AttentionTask):
+    """In float64, the gradients with respect to queries, keys, values and every parameter
+    equal the reference's (SPEC §2; no row of valid length 0)."""
     def run(student, ctx: Context) -> None:
-        case = Case({"queries": torch.zeros(2, 3, 4), "keys": torch.zeros(2, 5, 4),
-                     "values": torch.zeros(2, 5, 2), "valid_lens": torch.tensor([1, 4])},
-                    options={"num_hiddens": 3})
-        _, module = build(student, task, case)
-
-        def call(c: Case):
-            module.to(device=c.tensors["queries"].device.type)
-            return module(*_inputs(c))
-        on_meta(call, case, expected_shape=(2, 3, 2))
+        def test(case: Case):
+            reference, module = build(student, task, case)
+            reference64 = copy.deepcopy(reference).double()
+            q, k, v, lens = inputs(case)
+            R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
+            reply = gradients.student_gradients(student, module.handle, [[None, [q, k, v, lens]]], R)
+            expected_inputs, expected_params = gradients.reference_gradients(
+                lambda leaves: reference64(*leaves, lens), [q, k, v], reference64, R)
+            gradients.compare(reply, ["queries", "keys", "values"], expected_inputs, expected_params, case.code())
+        search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, dtype=torch.float64),
+               test, ctx, max_examples=max(5, ctx.max_examples // 2))
     return run
 
 
 def checks_for(task_id: str) -> list[Check]:
+    """The checks on values; attention_modes.py adds dropout and the device."""
     task = MODULES[task_id]
 
     def check(name: str, run) -> Check:
         return Check(name, text(f"what.attention.{name}"), run)
-    checks = [check("output and attention_weights shapes", _shapes(task)),
-              check("matches the reference", _matches(task, two_d=False if task.two_d_check else None))]
+    checks = [check("output shape", _shape(task)),
+              check("matches the reference", _matches(task, compare_output, two_d=False if task.two_d_check else None))]
     if task.two_d_check:
-        checks.append(check("matches the reference with 2-D valid_lens", _matches(task, two_d=True)))
+        checks.append(check("matches the reference with 2-D valid_lens", _matches(task, compare_output, two_d=True)))
     if task.different_sizes:
-        checks.append(check("queries and keys of different sizes", _matches(task, same_sizes=False)))
-    checks += [check("dropout only in train mode", _dropout(task)),
-               Check("runs on any device", DEVICE_WHAT, _meta(task))]
-    return checks
+        checks.append(check("queries and keys of different sizes", _matches(task, compare_output, same_sizes=False)))
+    return checks + [check("attention_weights match the reference",
+                           _matches(task, compare_weights, same_sizes=not task.different_sizes)),
+                     check("output equals attention_weights @ values", _law(task)),
+                     check("gradients match the reference", _gradients(task))]

@@ -2,7 +2,7 @@
 import torch
 from torch import Tensor
 
-from ..results import Text, text
+from ..results import Heatmap, Text, text
 from .core import fail
 
 
@@ -58,3 +58,22 @@ def close(a, b: Tensor, tol: float) -> bool:
     if not isinstance(a, Tensor) or tuple(a.shape) != tuple(b.shape) or a.device.type == "meta":
         return False
     return bool(((a.double().cpu() - b.double().cpu()).abs() <= tol).all())
+
+
+HEATMAP_LIMIT = 20  # rows and columns shown on the pages
+
+
+def heatmap(got, expected: Tensor) -> Heatmap | None:
+    """The student's attention weights beside the reference's on the failing example: the
+    first batch row, (queries, keys), at most 20 x 20, rounded. None when ``got`` cannot be
+    drawn (not a tensor of ``expected``'s shape, or not finite)."""
+    if not isinstance(got, Tensor) or tuple(got.shape) != tuple(expected.shape) or got.dim() != 3:
+        return None
+    got0, expected0 = got[0].double().cpu(), expected[0].double().cpu()  # (Q, K)
+    if not torch.isfinite(got0).all():
+        return None
+    return Heatmap(got=_rounded(got0), expected=_rounded(expected0))
+
+
+def _rounded(matrix: Tensor) -> list[list[float]]:
+    return [[round(v, 3) for v in row] for row in matrix[:HEATMAP_LIMIT, :HEATMAP_LIMIT].tolist()]

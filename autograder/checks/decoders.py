@@ -1,8 +1,10 @@
-"""Checks for the three Bahdanau decoders (SPEC §2): state contract, reference match,
-per-step attention weights, step-by-step decoding, training, device portability.
+"""Checks for the three Bahdanau decoders on values (SPEC §2): state contract, logits, per-step
+attention weights, step-by-step decoding, gradients. decoder_modes.py adds eval-mode
+determinism and the device.
 
 The student's decoder gets the reference encoder's outputs as plain tensors and the
 reference decoder's weights by parameter name after one lazy-initialising forward.
+Cases draw float32 and float64, int32 and int64 lengths, and ``enc_valid_lens=None``.
 """
 import copy
 from dataclasses import dataclass
@@ -13,13 +15,13 @@ from torch import Tensor
 from reference import decoders as ref
 from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 
-from ..results import text
-from .compare import check_shape, check_tensor, tolerance
+from ..results import Heatmap, text
+from ..sandbox.proxy import StudentError
+from . import gradients
+from .compare import check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, fail, search
-from .devices import WHAT as DEVICE_WHAT, on_meta
-from .inputs import Case, decoder_cases, randomize
 from .diagnosis import name_mistake, variant_outputs
-from .training import learns_synthetic_corpus
+from .inputs import Case, decoder_cases, randomize
 
 LOGITS = text("tensor.logits")
 
@@ -56,81 +58,127 @@ def _mistaken(task: DecoderTask) -> dict[str, type]:
     return variants
 
 
-def _sizes(case: Case) -> list:
+def sizes(case: Case) -> list:
     o = case.options
     return [o["vocab_size"], o["embed_size"], o["num_hiddens"], o["num_layers"]]
 
 
-def setup(student, task: DecoderTask, case: Case, device: str = "cpu"):
-    """Reference encoder outputs, the reference decoder, and the student's with its weights."""
-    encoder = task.encoder(*_sizes(case)).eval()
-    reference = task.reference(*_sizes(case)).eval()
+def map_tensors(value, fn):
+    """``fn`` applied to every tensor in a (nested) tuple or list, such as a decoder's state."""
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_tensors(v, fn) for v in value)
+    return value
+
+
+def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0):
+    """Reference encoder outputs (in the case's dtype), the reference decoder (float32), and
+    the student's decoder with its weights, in eval mode and in the case's dtype."""
+    encoder = task.encoder(*sizes(case)).eval()
+    reference = task.reference(*sizes(case)).eval()
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
         randomize(encoder, seed=case.options["seed"])
         enc_outputs = encoder(src)
         reference(tgt, reference.init_state(enc_outputs, lens))  # lazy initialisation
         randomize(reference, seed=case.options["seed"] + 1)
-    module = student.new(task.name, *_sizes(case))
+    module = student.new(task.name, *sizes(case), dropout)
     module.eval()
-    state = module.method("init_state", enc_outputs, lens)
-    module(tgt, state)  # lazy initialisation of the student's decoder
-    weights = {name: p.detach() for name, p in reference.named_parameters()}
-    missing = module.load_parameters(weights)
+    try:
+        module(tgt, module.method("init_state", enc_outputs, lens))  # lazy initialisation
+    except StudentError:
+        if task.lstm:
+            _name_gru_state(student, task, case, enc_outputs)
+        raise
+    missing = module.load_parameters({name: p.detach() for name, p in reference.named_parameters()})
     if missing:
         raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
-    if device != "cpu":
-        module.to(device=device)
+    if case.options.get("dtype") == torch.float64:
+        module.to(dtype="float64")
+        enc_outputs = map_tensors(enc_outputs, Tensor.double)
     return enc_outputs, reference, module
 
 
-def _map_tensors(value, fn):
-    """``fn`` applied to every tensor in a (nested) tuple or list, such as a decoder's state."""
-    if isinstance(value, Tensor):
-        return fn(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map_tensors(v, fn) for v in value)
-    return value
+def _name_gru_state(student, task: DecoderTask, case: Case, enc_outputs) -> None:
+    """An LSTM decoder that fails on the LSTM encoder's (outputs, (h, c)) but runs on the GRU
+    encoder's (outputs, h) was written for the GRU's state: say which state it receives."""
+    outputs, (h, _) = enc_outputs
+    try:
+        module = student.new(task.name, *sizes(case))
+        module.eval()
+        module(case.tensors["tgt"], module.method("init_state", (outputs, h), case.tensors["enc_valid_lens"]))
+    except StudentError:
+        return
+    raise fail(text("decoder.lstm_state"), case_code=case.code(), mistake="lstm_state_for_gru",
+               expected="enc_outputs = (outputs, (h, c))", got="enc_outputs = (outputs, h)")
 
 
-def _expected(task: DecoderTask, reference, case: Case, enc_outputs, cls=None):
+def expected_logits(task: DecoderTask, reference, case: Case, enc_outputs, cls=None) -> Tensor:
     """Reference logits in float64 (or with a mistake, when ``cls`` is given)."""
     model = copy.deepcopy(reference).double()
     if cls is not None:
         model.__class__ = cls
-    lens = case.tensors["enc_valid_lens"]
     with torch.no_grad():
-        return model(case.tensors["tgt"], model.init_state(_map_tensors(enc_outputs, Tensor.double), lens))[0]
+        state = model.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
+        return model(case.tensors["tgt"], state)[0]
+
+
+def first(result, case: Case):
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise fail(text("decoder.forward_returns"), case_code=case.code(),
+                   expected="(logits (B, S, V), state)", got=type(result).__name__)
+    return result[0]
+
+
+def decode(module, case: Case, enc_outputs):
+    """The student's logits for the whole target, teacher forced."""
+    state = module.method("init_state", enc_outputs, case.tensors["enc_valid_lens"])
+    return first(module(case.tensors["tgt"], state), case)
 
 
 def _matches(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module = setup(student, task, case, ctx.device)
-            lens = case.tensors["enc_valid_lens"].to(ctx.device)
-            state = module.method("init_state", _map_tensors(enc_outputs, lambda t: t.to(ctx.device)), lens)
-            got = _first(module(case.tensors["tgt"].to(ctx.device), state), case)
-            expected = _expected(task, reference, case, enc_outputs)
+            enc_outputs, reference, module = setup(student, task, case)
+            got = decode(module, case, enc_outputs)
+            expected = expected_logits(task, reference, case, enc_outputs)
             with torch.no_grad():
-                own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
+                own = reference(case.tensors["tgt"], reference.init_state(
+                    map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
             tol = tolerance(own, expected)
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code(), "(B, S, V)")
             except CheckFailed as failed:
-                mistakes = {mid: (lambda cls=cls: _expected(task, reference, case, enc_outputs, cls))
+                mistakes = {mid: (lambda cls=cls: expected_logits(task, reference, case, enc_outputs, cls))
                             for mid, cls in _mistaken(task).items()}
                 failed.finding.mistake = name_mistake((got, expected, variant_outputs(mistakes)),
                                                       lambda: iter(()), tol)
+                failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
         search(decoder_cases(), test, ctx, max_examples=max(5, ctx.max_examples // 2))
     return run
 
 
-def _first(result, case: Case):
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise fail(text("decoder.forward_returns"), case_code=case.code(),
-                   expected="(logits (B, S, V), state)", got=type(result).__name__)
-    return result[0]
+def _reference_steps(reference, case: Case, enc_outputs) -> list[Tensor]:
+    model = copy.deepcopy(reference).double()
+    with torch.no_grad():
+        model(case.tensors["tgt"], model.init_state(map_tensors(enc_outputs, Tensor.double),
+                                                    case.tensors["enc_valid_lens"]))
+    return model.attention_weights
+
+
+def _step_heatmap(module, reference, case: Case, enc_outputs) -> Heatmap | None:
+    """The per-step weights stacked (steps, source positions), first example, beside the reference's."""
+    try:
+        got = module.attr("attention_weights")
+    except StudentError:
+        return None
+    expected = _reference_steps(reference, case, enc_outputs)
+    if not isinstance(got, (list, tuple)) or len(got) != len(expected) or not all(
+            isinstance(g, Tensor) and g.shape == e.shape for g, e in zip(got, expected)):
+        return None
+    return heatmap(torch.cat(list(got), 1), torch.cat(expected, 1))  # (B, S, T)
 
 
 def _state_shapes(task: DecoderTask):
@@ -139,7 +187,7 @@ def _state_shapes(task: DecoderTask):
             enc_outputs, _, module = setup(student, task, case)
             src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
             B, S = src.shape[0], tgt.shape[1]
-            V, _, H, L = _sizes(case)
+            V, _, H, L = sizes(case)
             state = module.method("init_state", enc_outputs, lens)
             if not isinstance(state, (tuple, list)) or len(state) != 3:
                 raise fail(text("decoder.init_state_returns"), case_code=case.code())
@@ -151,29 +199,31 @@ def _state_shapes(task: DecoderTask):
             logits, new_state = module(tgt, state)
             check_shape(logits, (B, S, V), LOGITS, case.code(), "(B, S, V)")
             new_hidden = new_state[1] if isinstance(new_state, (tuple, list)) and len(new_state) == 3 else None
-            for got in (new_hidden if task.lstm else [new_hidden]):
+            for got in (new_hidden if task.lstm and isinstance(new_hidden, (tuple, list)) else [new_hidden]):
                 check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code(), "(num_layers, B, H)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
 
 
 def _weights_per_step(task: DecoderTask):
+    """After the whole target ran: one (B, 1, T) tensor per step, each equal to the reference's
+    weights at that step (so zero beyond enc_valid_lens, and not changed by later steps)."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, _, module = setup(student, task, case)
-            tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
-            module(tgt, module.method("init_state", enc_outputs, lens))
+            enc_outputs, reference, module = setup(student, task, case)
+            decode(module, case, enc_outputs)
             weights = module.attr("attention_weights")
-            B, S, T = tgt.shape[0], tgt.shape[1], case.tensors["src"].shape[1]
+            expected = _reference_steps(reference, case, enc_outputs)
+            S = case.tensors["tgt"].shape[1]
             if not isinstance(weights, (list, tuple)) or len(weights) != S:
                 raise fail(text("decoder.weights_per_step", steps=S), case_code=case.code(),
                            expected=f"[(B, 1, T)] * {S}", got=type(weights).__name__)
-            beyond = torch.arange(T)[None, None, :] >= lens[:, None, None]  # (B, 1, T)
-            for step in weights:
-                check_shape(step, (B, 1, T), text("decoder.step_weights"), case.code(), "(B, 1, T)")
-                masked = step.double() * beyond
-                check_tensor(masked, torch.zeros_like(masked), 1e-6, text("decoder.beyond_lens"),
-                             case.code(), "(B, 1, T)")
+            for step, (got, right) in enumerate(zip(weights, expected)):
+                try:
+                    check_tensor(got, right, 1e-5, text("decoder.step_weights", step=step), case.code(), "(B, 1, T)")
+                except CheckFailed as failed:
+                    failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
+                    raise
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
 
@@ -183,7 +233,7 @@ def _step_by_step(task: DecoderTask):
         def test(case: Case):
             enc_outputs, _, module = setup(student, task, case)
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
-            whole = _first(module(tgt, module.method("init_state", enc_outputs, lens)), case)
+            whole = decode(module, case, enc_outputs)
             state, steps = module.method("init_state", enc_outputs, lens), []
             for s in range(tgt.shape[1]):
                 logits, state = module(tgt[:, s:s + 1], state)  # (B, 1, V), carried state
@@ -195,31 +245,39 @@ def _step_by_step(task: DecoderTask):
     return run
 
 
-def _meta(task: DecoderTask):
+def _gradients(task: DecoderTask):
+    """In float64, the gradients with respect to the encoder's outputs and state and to every
+    parameter of embedding, rnn, dense and attention equal the reference's (SPEC §2)."""
     def run(student, ctx: Context) -> None:
-        case = Case({"src": torch.tensor([[1, 2, 3], [2, 1, 0]]), "tgt": torch.tensor([[1, 2], [0, 1]]),
-                     "enc_valid_lens": torch.tensor([3, 2])},
-                    options={"vocab_size": 4, "embed_size": 3, "num_hiddens": 3, "num_layers": 2, "seed": 0})
-        enc_outputs, _, module = setup(student, task, case)
+        def test(case: Case):
+            enc_outputs, reference, module = setup(student, task, case)
+            reference64 = copy.deepcopy(reference).double()
+            tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
+            R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
+            reply = gradients.student_gradients(student, module.handle, [
+                ["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]], R)
+            outputs, hidden = enc_outputs
+            leaves = [outputs, *hidden] if task.lstm else [outputs, hidden]
+            names = ["enc_outputs[0]", "enc_outputs[1][0]", "enc_outputs[1][1]"] if task.lstm else [
+                "enc_outputs[0]", "enc_outputs[1]"]
 
-        def call(c: Case):
-            device = c.tensors["tgt"].device.type
-            module.to(device=device)
-            state = module.method("init_state", _map_tensors(enc_outputs, lambda t: t.to(device)), c.tensors["enc_valid_lens"])
-            return _first(module(c.tensors["tgt"], state), c)
-        on_meta(call, case, (2, 2, 4))
+            def forward(xs):
+                enc = (xs[0], (xs[1], xs[2])) if task.lstm else (xs[0], xs[1])
+                return reference64(tgt, reference64.init_state(enc, lens))[0]
+            expected_inputs, expected_params = gradients.reference_gradients(forward, leaves, reference64, R)
+            gradients.compare(reply, names, expected_inputs, expected_params, case.code())
+        search(decoder_cases(dtype=torch.float64), test, ctx, max_examples=5)
     return run
 
 
 def checks_for(task_id: str) -> list[Check]:
+    """The checks on values; decoder_modes.py adds eval-mode determinism and the device."""
     task = DECODERS[task_id]
 
     def check(name: str, run) -> Check:
         return Check(name, text(f"what.decoder.{name}"), run)
     return [check("state and output shapes", _state_shapes(task)),
             check("matches the reference", _matches(task)),
-            check("attention weights per step, zero beyond enc_valid_lens", _weights_per_step(task)),
+            check("attention weights per step match the reference", _weights_per_step(task)),
             check("step by step equals teacher forcing", _step_by_step(task)),
-            check("learns the synthetic corpus",
-                  lambda student, ctx: learns_synthetic_corpus(student, ctx, task.name, task.lstm)),
-            Check("runs on any device", DEVICE_WHAT, _meta(task))]
+            check("gradients match the reference", _gradients(task))]

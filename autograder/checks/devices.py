@@ -1,52 +1,118 @@
-"""Device portability: run the student's code on the ``meta`` device (SPEC §3).
+"""Device portability (SPEC §3): the same code must work when its inputs are not on the CPU.
 
-Torch refuses to mix a meta tensor with a CPU one, so code that creates a tensor
-without ``device=`` fails here as it would on a GPU, even on a CPU-only runner.
-Only a device-mismatch error fails the check; any other error on meta (``.item()``
-has no value there) leaves it undecided.
+A CPU-only runner cannot run CUDA, so each probe input is run three ways: on the CPU;
+on an emulated other device (``sandbox/elsewhere.py``: CUDA's same-device rule, with
+values still readable, so code that calls ``.tolist()`` or ``.item()`` is judged like any
+other); and on ``meta``, where torch itself refuses to mix devices. The check fails when
+the code works on the CPU but, on another device, raises a device error (or any error),
+returns a tensor left on the CPU, or returns other values than on the CPU. A probe that
+raises on the CPU already is not judged here (the other checks charge it); code that runs
+on the CPU for none of the probes fails, as there is nothing that runs anywhere.
 """
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+from torch.utils._pytree import tree_flatten
 
 from ..results import text
 from ..sandbox.proxy import StudentError
-from .core import Undecided, fail
+from .core import fail
 from .inputs import Case
 
-DEVICE_MISMATCH = re.compile(r"device", re.IGNORECASE)
-
+DEVICE_ERROR = re.compile(r"device", re.IGNORECASE)
 WHAT = text("what.runs on any device")
-MOVED = "\n# ...with every tensor above moved to device='meta' (.to('meta'))"
-# On meta, "Cannot copy out of meta tensor" comes from reading values out (.tolist(),
-# .cpu(): fine on a GPU) or from writing into a tensor made on the CPU (a buffer created
-# without device=: wrong on a GPU). The student's failing line tells which.
-COPY_OUT = "Cannot copy out of meta tensor"
-READS_VALUES = re.compile(r"\.(tolist|cpu|numpy|item)\(|\b(int|float|bool|list)\(")
+OTHER = "\n# ...with every tensor above on another device (a GPU: .to('cuda'))"
 
 
-def _copies_into_cpu_tensor(error: StudentError) -> bool:
-    return COPY_OUT in error.message and error.where is not None and not READS_VALUES.search(error.where)
+@dataclass(frozen=True)
+class Probe:
+    """One input, and how to run the student's code on it: ``cpu(case)`` returns the result;
+    ``elsewhere(case)`` returns (result, device type of each tensor in it) from the emulated
+    device; ``meta(case)`` runs it on ``meta`` (after the others: it spends the module)."""
+    case: Case
+    note: str                                   # which path it takes, shown under the code
+    cpu: Callable[[Case], object]
+    elsewhere: Callable[[Case], tuple[object, list[str]]]
+    meta: Callable[[Case], object]
+    compare_values: bool = True                 # False in train mode: the kernels' rounding differs
 
 
-UNDECIDED = text("devices.undecided")
+def judge(probes: list[Probe]) -> None:
+    """Run every probe; raise the first failure. Fails too when none runs on the CPU."""
+    first_error, ran = None, False
+    for probe in probes:
+        try:
+            expected = probe.cpu(probe.case)
+        except StudentError as error:
+            first_error = first_error or error
+            continue
+        ran = True
+        _judge_one(probe, expected)
+    if not ran and first_error is not None:
+        raise fail(text("devices.runs_nowhere", type=first_error.type_name, message=first_error.message),
+                   case_code=probes[0].case.code())
 
 
-def on_meta(call: Callable[[Case], object], case: Case, expected_shape: tuple) -> None:
-    """Call with ``case`` moved to meta; fail on a device mismatch or a wrong output shape.
-
-    The code must first work on the CPU: "undecided" is for code that runs, not code
-    that raises everywhere."""
-    call(case)  # a StudentError here fails the check as any error does
-    meta_case = case.on("meta")
+def _judge_one(probe: Probe, expected) -> None:
+    code = f"{probe.case.code()}{OTHER}\n# {probe.note}"
     try:
-        got = call(meta_case)
+        got, devices = probe.elsewhere(probe.case)
     except StudentError as error:
-        if not (DEVICE_MISMATCH.search(error.message) or _copies_into_cpu_tensor(error)):
-            raise Undecided(UNDECIDED) from None
-        where = text("check.where", where=error.where) if error.where else ""
-        raise fail(text("devices.mixes", where=where), case_code=case.code() + MOVED) from None
-    if getattr(got, "device", None) is not None and got.device.type != "meta":
-        raise fail(text("devices.result_on_cpu"), case_code=case.code() + MOVED,
-                   expected="meta", got=got.device.type)
-    if getattr(got, "shape", None) is not None and tuple(got.shape) != tuple(expected_shape):
-        raise fail(text("devices.wrong_shape"), expected=str(tuple(expected_shape)), got=str(tuple(got.shape)))
+        _raise_for(error, code)
+    if "cpu" in devices:
+        raise fail(text("devices.result_on_cpu"), case_code=code, expected="cuda", got="cpu")
+    if not _same(got, expected, probe.compare_values):
+        raise fail(text("devices.differs"), case_code=code, expected=_summary(expected), got=_summary(got))
+    try:
+        on_meta = probe.meta(probe.case)
+    except StudentError as error:
+        if DEVICE_ERROR.search(error.message):
+            _raise_for(error, code)
+        return  # it reads values, which meta cannot give; the emulated run judged it
+    if any(isinstance(t, Tensor) and t.device.type == "cpu" for t in tree_flatten(on_meta)[0]):
+        raise fail(text("devices.result_on_cpu"), case_code=code, expected="cuda", got="cpu")
+
+
+def _raise_for(error: StudentError, code: str):
+    where = text("check.where", where=error.where) if error.where else ""
+    if DEVICE_ERROR.search(error.message):
+        raise fail(text("devices.mixes", where=where), case_code=code,
+                   got=f"{error.type_name}: {error.message}") from None
+    raise fail(text("devices.raises_elsewhere", type=error.type_name, message=error.message, where=where),
+               case_code=code) from None
+
+
+def _same(got, expected, compare_values: bool) -> bool:
+    """Same structure and shapes (and values, within rounding) as on the CPU."""
+    got_leaves, got_spec = tree_flatten(got)
+    expected_leaves, expected_spec = tree_flatten(expected)
+    if got_spec != expected_spec:
+        return False
+    for a, b in zip(got_leaves, expected_leaves):
+        if isinstance(a, Tensor) != isinstance(b, Tensor):
+            return False
+        if not isinstance(a, Tensor):
+            continue
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if compare_values and not torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=True):
+            return False
+    return True
+
+
+def _summary(value) -> str:
+    leaves = tree_flatten(value)[0]
+    return ", ".join(f"tensor{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}"
+                     if isinstance(t, Tensor) else type(t).__name__ for t in leaves[:4])
+
+
+def call_elsewhere(student, target, method: str | None, args: list, modules: list) -> tuple[object, list[str]]:
+    """The worker's emulated-device call: the result (on the CPU) and its tensors' devices."""
+    reply = student.request("call_elsewhere", target=target, method=method, args=args, kwargs={},
+                            modules=modules)
+    if not isinstance(reply, dict) or not isinstance(reply.get("devices"), list):
+        raise StudentError("ProtocolError", "call_elsewhere: malformed reply")
+    return reply.get("result"), [str(d) for d in reply["devices"]]

@@ -10,7 +10,9 @@ import torch
 from hypothesis import strategies as st
 
 DTYPE_NAMES = {torch.float32: "torch.float32", torch.float64: "torch.float64",
-               torch.int64: "torch.long"}
+               torch.int64: "torch.long", torch.int32: "torch.int32"}
+FLOATS = [torch.float32, torch.float64]
+LENGTH_DTYPES = [torch.int64, torch.int32]  # SPEC §2: any integer dtype of the two
 LITERAL_LIMIT = 24  # tensors with more elements are written as their generator call
 
 
@@ -52,14 +54,14 @@ def _nested(values, fmt) -> str:
     return fmt(values)
 
 
-def values(shape: tuple, scale: float, seed: int, dtype) -> tuple[torch.Tensor, str]:
-    """Random multiples of 0.01 in [-scale, scale], and the code that makes them."""
+def values(shape: tuple, scale: float, seed: int, dtype, offset: int = 0) -> tuple[torch.Tensor, str]:
+    """Random multiples of 0.01 in [offset - scale, offset + scale], and the code that makes them."""
     bound = int(round(scale * 100))
     generator = torch.Generator().manual_seed(seed)
-    t = torch.randint(-bound, bound + 1, shape, generator=generator).double() / 100
+    t = torch.randint(-bound, bound + 1, shape, generator=generator).double() / 100 + offset
     dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
     recipe = (f"(torch.randint(-{bound}, {bound + 1}, ({dims}), "
-              f"generator=torch.Generator().manual_seed({seed})) / 100)")
+              f"generator=torch.Generator().manual_seed({seed})) / 100{f' + {offset}' if offset else ''})")
     if dtype != torch.float64:
         recipe += f".to({DTYPE_NAMES[dtype]})"
     return t.to(dtype), recipe
@@ -68,7 +70,7 @@ def values(shape: tuple, scale: float, seed: int, dtype) -> tuple[torch.Tensor, 
 @st.composite
 def valid_lens(draw, batch: int, queries: int, keys: int, two_d: bool | None,
                min_len: int = 1, max_len: int | None = None):
-    """``None``, ``(B,)`` or ``(B, Q)`` integer lengths in [min_len, max_len]."""
+    """``(B,)`` or ``(B, Q)`` lengths in [min_len, max_len], int64 or int32."""
     hi = keys if max_len is None else max_len
     lengths = st.integers(min_len, hi)
     if two_d is None:
@@ -76,7 +78,7 @@ def valid_lens(draw, batch: int, queries: int, keys: int, two_d: bool | None,
     shape = (batch, queries) if two_d else (batch,)
     flat = draw(st.lists(lengths, min_size=batch * (queries if two_d else 1),
                          max_size=batch * (queries if two_d else 1)))
-    return torch.tensor(flat, dtype=torch.long).reshape(shape)
+    return torch.tensor(flat, dtype=draw(st.sampled_from(LENGTH_DTYPES))).reshape(shape)
 
 
 @st.composite
@@ -95,16 +97,22 @@ def score_cases(draw, two_d: bool | None = None, min_len: int = 1, above_k: bool
 
 @st.composite
 def attention_cases(draw, two_d: bool | None = None, same_sizes: bool = True,
-                    with_lens: bool | None = None, min_len: int = 1, hidden: bool = False):
-    """Attention inputs: queries (B, Q, D), keys (B, K, Dk), values (B, K, v), valid_lens."""
+                    with_lens: bool | None = None, min_len: int = 1, hidden: bool = False,
+                    dtype=None):
+    """Attention inputs: queries (B, Q, D), keys (B, K, Dk), values (B, K, v), valid_lens.
+
+    Queries and keys are sometimes large or far apart, so that scores of a few hundred occur
+    (SPEC §2: anywhere within ±1000), in float32 or float64."""
     B, Q, K = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 5))
     D = draw(st.integers(1, 4))
     Dk = D if same_sizes else draw(st.integers(1, 4).filter(lambda n: n != D))
     V = draw(st.integers(1, 3))
     seed = draw(st.integers(0, 2**16))
-    queries, q_recipe = values((B, Q, D), 2.0, seed, torch.float32)
-    keys, k_recipe = values((B, K, Dk), 2.0, seed + 1, torch.float32)
-    vals, v_recipe = values((B, K, V), 2.0, seed + 2, torch.float32)
+    dtype = dtype or draw(st.sampled_from(FLOATS))
+    spread, offset = draw(st.sampled_from([(2.0, 0), (8.0, 0), (8.0, 8)]))
+    queries, q_recipe = values((B, Q, D), spread, seed, dtype, offset)
+    keys, k_recipe = values((B, K, Dk), spread, seed + 1, dtype)
+    vals, v_recipe = values((B, K, V), 2.0, seed + 2, dtype)
     use_lens = draw(st.booleans()) if with_lens is None else with_lens
     lens = draw(valid_lens(B, Q, K, two_d, min_len)) if use_lens else None
     return Case({"queries": queries, "keys": keys, "values": vals, "valid_lens": lens},
@@ -113,8 +121,9 @@ def attention_cases(draw, two_d: bool | None = None, same_sizes: bool = True,
 
 
 @st.composite
-def decoder_cases(draw, max_steps: int = 4):
-    """A decoder's sizes and tokens: source (B, T) with lengths, target (B, S)."""
+def decoder_cases(draw, max_steps: int = 4, with_lens: bool | None = None, dtype=None):
+    """A decoder's sizes and tokens: source (B, T), target (B, S), enc_valid_lens (B,) or None
+    (SPEC §2: nothing masked), and the dtype the encoder's outputs and the decoder are in."""
     sizes = {"vocab_size": draw(st.integers(3, 9)), "embed_size": draw(st.integers(2, 6)),
              "num_hiddens": draw(st.integers(2, 6)), "num_layers": draw(st.integers(1, 2))}
     B, T, S = draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(1, max_steps))
@@ -123,8 +132,12 @@ def decoder_cases(draw, max_steps: int = 4):
     V = sizes["vocab_size"]
     src = torch.randint(0, V, (B, T), generator=generator)
     tgt = torch.randint(0, V, (B, S), generator=generator)
-    lens = torch.tensor(draw(st.lists(st.integers(1, T), min_size=B, max_size=B)))
-    return Case({"src": src, "tgt": tgt, "enc_valid_lens": lens}, options={**sizes, "seed": seed})
+    use_lens = draw(st.integers(0, 3)) > 0 if with_lens is None else with_lens
+    lens = (torch.tensor(draw(st.lists(st.integers(1, T), min_size=B, max_size=B)),
+                         dtype=draw(st.sampled_from(LENGTH_DTYPES))) if use_lens else None)
+    dtype = dtype or draw(st.sampled_from(FLOATS))
+    return Case({"src": src, "tgt": tgt, "enc_valid_lens": lens},
+                options={**sizes, "seed": seed, "dtype": dtype})
 
 
 def randomize(module: torch.nn.Module, seed: int) -> None:

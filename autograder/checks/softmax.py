@@ -6,7 +6,7 @@ from reference.attention import keep_mask, masked_softmax as reference_softmax
 from ..results import text
 from .compare import check_shape, check_tensor, tolerance
 from .core import Check, CheckFailed, Context, fail, search
-from .devices import WHAT as DEVICE_WHAT, on_meta
+from . import devices
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, score_cases, values
 
@@ -134,10 +134,17 @@ def _shape_dtype_device(student, ctx: Context) -> None:
     search(score_cases(), test, ctx, max_examples=6)
 
 
-def _on_meta(student, ctx: Context) -> None:
-    case = Case({"X": torch.zeros(2, 3, 4), "valid_lens": torch.tensor([1, 3])})
-    on_meta(lambda c: student.call(NAME, c.tensors["X"], c.tensors["valid_lens"]), case,
-            expected_shape=(2, 3, 4))
+def _on_any_device(student, ctx: Context) -> None:
+    """1-D (int64) and 2-D (int32) lengths and none (SPEC §3)."""
+    def probe(lens, note: str) -> devices.Probe:
+        case = Case({"X": values((2, 3, 4), 1.0, 41, torch.float32)[0], "valid_lens": lens})
+        return devices.Probe(
+            case, note, cpu=lambda c: student.call(NAME, *c.tensors.values()),
+            elsewhere=lambda c: devices.call_elsewhere(student, NAME, None, list(c.tensors.values()), []),
+            meta=lambda c: student.call(NAME, *c.on("meta").tensors.values()))
+    devices.judge([probe(torch.tensor([1, 3]), "valid_lens of shape (B,)"),
+                   probe(torch.tensor([[1, 2, 4], [3, 0, 2]], dtype=torch.int32), "valid_lens of shape (B, Q)"),
+                   probe(None, "valid_lens=None")])
 
 
 def warn_if_writes_input(student, ctx: Context) -> None:
@@ -160,5 +167,5 @@ CHECKS = [
     _check("plain softmax when valid_lens is None", _matches(None, with_lens=False)),
     _check("lengths above K mean all valid", _matches(None, above_k=True)),
     _check("finite row for valid length 0", _finite_when_empty),
-    Check("runs on any device", DEVICE_WHAT, _on_meta),
+    Check("runs on any device", devices.WHAT, _on_any_device),
 ]

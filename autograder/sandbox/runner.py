@@ -8,7 +8,6 @@ Requests are dicts with an ``op``; replies are ``{"value": ...}`` or
 ``{"error": {"type", "message", "where"}}`` where ``where`` names the student's cell and
 line. Student output is captured per request, capped, and returned as ``stdout``.
 """
-import importlib
 import io
 import linecache
 import sys
@@ -17,8 +16,10 @@ import types
 
 import torch
 from torch import nn
+from torch.utils._pytree import tree_map
 
 from . import protocol
+from .elsewhere import OtherDevice, back_to_cpu
 from .protocol import Handle
 
 CELL_PREFIX = "<cell "
@@ -153,22 +154,62 @@ class Runner:
                    if b is not None and not torch.equal(a, b)]
         return {"result": result, "written_args": written}
 
-    def op_train_seq2seq(self, decoder, encoder: str, sizes: list, data: dict, steps: int,
-                         lr: float, seed: int):
-        """Train the student's decoder with the course library's encoder; returns the model.
+    def op_call_twice(self, target, method: str | None, args: list, kwargs: dict) -> list:
+        """Two calls with the very same argument objects; returns both results (the first
+        copied). SPEC §2: a module does not write into what it is given (a decoder's state
+        too), so the second call gives the same result; the grader compares them."""
+        obj = self._target(target)
+        func = obj if method is None else getattr(obj, method)
+        args, kwargs = self._in(args), self._in(kwargs)
+        first = tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
+                         func(*args, **kwargs))
+        return [first, func(*args, **kwargs)]
 
-        Runs here because training calls the student's code thousands of times; the
-        grader only evaluates the returned model on held-out sentences it chose.
+    def op_call_elsewhere(self, target, method: str | None, args: list, kwargs: dict, modules: list) -> dict:
+        """Like ``call``, with every tensor argument and the ``modules``' parameters on an
+        emulated other device (``elsewhere.py``: CUDA's same-device rule, values readable).
+        Returns the result on the CPU and the device type of each of its tensors, in order;
+        the grader judges them."""
+        obj = self._target(target)
+        func = obj if method is None else getattr(obj, method)
+        with OtherDevice() as other:
+            for module in modules:
+                other.move_module(self._in(module))
+            result = func(*other.move(self._in(args)), **other.move(self._in(kwargs)))
+            value, devices = back_to_cpu(result)
+        return {"result": value, "devices": devices}
+
+    def op_gradients(self, target, calls: list, cotangent) -> dict:
+        """Gradients of ``(output * cotangent).sum()`` with respect to every floating-point
+        tensor in the calls' arguments and to every parameter of the module ``target``.
+
+        ``calls`` is ``[[method or None, args], ...]`` on the module, in order; an argument
+        ``{"result_of": i}`` is the i-th call's result (a decoder's ``init_state`` then
+        ``forward``). The output is the last call's result, or its first item. Returns the
+        output and the gradients (None where none flows); the grader compares them with
+        the reference's.
         """
-        library = importlib.import_module("d2l_attention")  # the public course helpers
-        torch.manual_seed(seed)
-        model = library.Seq2Seq(getattr(library, encoder)(*sizes), self._in(decoder), data["pad"])
-        train = library.TranslationData(src=data["src"], tgt_in=data["tgt_in"],
-                                        src_valid_len=data["src_valid_len"], label=data["label"],
-                                        src_vocab=None, tgt_vocab=None, num_steps=data["src"].shape[1])
-        library.train_seq2seq(model, train, num_steps=steps, batch_size=data["batch_size"], lr=lr,
-                              device=data["src"].device, seed=seed, progress=False)
-        return self.handle_of(model.eval())
+        module, leaves, results = self._target(target), [], []
+
+        def leaf(value):
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                value = value.detach().requires_grad_()
+                leaves.append(value)
+            return value
+        for method, args in calls:
+            args = [results[a["result_of"]] if isinstance(a, dict) and "result_of" in a
+                    else tree_map(leaf, self._in(a)) for a in args]
+            results.append((module if method is None else getattr(module, method))(*args))
+        output = results[-1][0] if isinstance(results[-1], (tuple, list)) else results[-1]
+        params = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
+        wrt = leaves + [p for _, p in params]
+        if isinstance(output, torch.Tensor) and output.requires_grad:
+            grads = torch.autograd.grad(output, wrt, grad_outputs=cotangent, allow_unused=True)
+        else:  # nothing flows back (a detached output)
+            grads = [None] * len(wrt)
+        return {"output": output.detach() if isinstance(output, torch.Tensor) else output,
+                "inputs": list(grads[:len(leaves)]),
+                "parameters": {name: g for (name, _), g in zip(params, grads[len(leaves):])}}
 
     def op_getattr(self, target, name: str):
         return getattr(self._target(target), name)

@@ -16,15 +16,17 @@ _TITLES = {
     "lengths above K mean all valid": "длины больше K: все ключи допустимы",
     "finite row for valid length 0": "конечная строка при допустимой длине 0",
     "runs on any device": "работает на любом устройстве",
-    "output and attention_weights shapes": "формы выхода и attention_weights",
+    "output shape": "форма выхода",
     "matches the reference": "совпадение с эталоном",
     "queries and keys of different sizes": "запросы и ключи разной размерности",
-    "dropout only in train mode": "dropout только в режиме обучения",
+    "attention_weights match the reference": "attention_weights совпадают с эталоном",
+    "output equals attention_weights @ values": "выход равен attention_weights @ values",
+    "gradients match the reference": "градиенты совпадают с эталоном",
+    "deterministic in eval mode": "детерминированность в режиме eval",
+    "dropout as nn.Dropout in train mode": "dropout как nn.Dropout в режиме обучения",
     "state and output shapes": "формы состояния и выхода",
-    "attention weights per step, zero beyond enc_valid_lens":
-        "веса внимания на каждом шаге, нули за enc_valid_lens",
+    "attention weights per step match the reference": "веса внимания на каждом шаге совпадают с эталоном",
     "step by step equals teacher forcing": "пошаговое декодирование совпадает с teacher forcing",
-    "learns the synthetic corpus": "обучается на синтетическом корпусе",
 }
 
 _WHAT = {
@@ -53,38 +55,69 @@ _WHAT = {
         "a row with valid length 0 comes out finite",
         "строка с допустимой длиной 0 остаётся конечной"),
     "what.runs on any device": (
-        "works for inputs on any device (no tensor created on the CPU)",
-        "работает с входами на любом устройстве (без тензоров, созданных на CPU)"),
-    "what.attention.output and attention_weights shapes": (
-        "output is (B, Q, v) and attention_weights is (B, Q, K)",
-        "выход имеет форму (B, Q, v), attention_weights — форму (B, Q, K)"),
+        "with its inputs on another device (a GPU), works as on the CPU and gives the same result there "
+        "(eval and train mode, with and without lengths)",
+        "со входами на другом устройстве (GPU) работает так же, как на CPU, и даёт тот же результат "
+        "(режимы eval и обучения, с длинами и без)"),
+    "what.attention.output shape": (
+        "the output is (B, Q, v)",
+        "выход имеет форму (B, Q, v)"),
     "what.attention.matches the reference": (
-        "output and attention_weights equal the reference (same weights, eval mode)",
-        "выход и attention_weights совпадают с эталоном (те же параметры, режим eval)"),
+        "the output equals the reference's (same weights, eval mode, float32 and float64, scores up to "
+        "a few hundred)",
+        "выход совпадает с эталоном (те же параметры, режим eval, float32 и float64, оценки до нескольких сотен)"),
     "what.attention.matches the reference with 2-D valid_lens": (
-        "output equals the reference for valid_lens of shape (B, Q)",
+        "the output equals the reference's for valid_lens of shape (B, Q)",
         "выход совпадает с эталоном при valid_lens формы (B, Q)"),
     "what.attention.queries and keys of different sizes": (
-        "queries and keys of different sizes work and match the reference",
-        "запросы и ключи разной размерности работают и совпадают с эталоном"),
-    "what.attention.dropout only in train mode": (
-        "dropout acts on the weights in train mode only",
-        "dropout действует на веса внимания и только в режиме обучения"),
+        "queries and keys of different sizes work and the output equals the reference's",
+        "запросы и ключи разной размерности работают, и выход совпадает с эталоном"),
+    "what.attention.attention_weights match the reference": (
+        "self.attention_weights is (B, Q, K) and equals the reference's weights",
+        "self.attention_weights имеет форму (B, Q, K) и совпадает с весами внимания эталона"),
+    "what.attention.output equals attention_weights @ values": (
+        "in eval mode the output equals attention_weights @ values row by row, rows with valid length 0 "
+        "included",
+        "в режиме eval выход построчно равен attention_weights @ values, включая строки с допустимой "
+        "длиной 0"),
+    "what.attention.gradients match the reference": (
+        "the gradients with respect to queries, keys, values and every parameter equal the reference's "
+        "(float64)",
+        "градиенты по запросам, ключам, значениям и всем параметрам совпадают с эталоном (float64)"),
+    "what.attention.deterministic in eval mode": (
+        "in eval mode, with dropout > 0, the output equals the output without dropout, call after call",
+        "в режиме eval при dropout > 0 выход равен выходу без dropout при каждом вызове"),
+    "what.attention.dropout as nn.Dropout in train mode": (
+        "in train mode each attention weight is zeroed with probability p and the kept ones are scaled "
+        "by 1/(1 - p), before the product with the values; attention_weights keeps them before dropout",
+        "в режиме обучения каждый вес внимания обнуляется с вероятностью p, а оставшиеся умножаются на "
+        "1/(1 - p) до умножения на значения; attention_weights хранит веса до dropout"),
     "what.decoder.state and output shapes": (
         "init_state and forward follow the state contract and the shapes of the assignment",
         "init_state и forward соблюдают контракт состояния и формы из задания"),
     "what.decoder.matches the reference": (
-        "logits equal the reference decoder's (same weights, same encoder outputs)",
-        "логиты совпадают с эталонным декодером (те же параметры и выходы кодировщика)"),
-    "what.decoder.attention weights per step, zero beyond enc_valid_lens": (
-        "attention_weights holds one (B, 1, T) tensor per step, zero beyond enc_valid_lens",
-        "attention_weights хранит по тензору (B, 1, T) на шаг, с нулями за enc_valid_lens"),
+        "logits equal the reference decoder's (same weights, same encoder outputs, float32 and float64, "
+        "with and without enc_valid_lens)",
+        "логиты совпадают с эталонным декодировщиком (те же параметры и выходы кодировщика, float32 и "
+        "float64, с enc_valid_lens и без)"),
+    "what.decoder.attention weights per step match the reference": (
+        "attention_weights holds one (B, 1, T) tensor per step, each equal to the reference's weights at "
+        "that step after the whole target ran",
+        "attention_weights хранит по тензору (B, 1, T) на шаг, и каждый равен весам внимания эталона на "
+        "этом шаге после декодирования всей цели"),
     "what.decoder.step by step equals teacher forcing": (
         "decoding one step at a time with the carried state equals decoding the whole target",
         "пошаговое декодирование с передачей состояния совпадает с декодированием всей цели сразу"),
-    "what.decoder.learns the synthetic corpus": (
-        "with the reference encoder, the decoder learns the synthetic corpus",
-        "с эталонным кодировщиком декодер обучается на синтетическом корпусе"),
+    "what.decoder.gradients match the reference": (
+        "the gradients with respect to the encoder's outputs and state and to every parameter of "
+        "embedding, rnn, dense and attention equal the reference's (float64)",
+        "градиенты по выходам и состоянию кодировщика и по всем параметрам embedding, rnn, dense и "
+        "attention совпадают с эталоном (float64)"),
+    "what.decoder.deterministic in eval mode": (
+        "in eval mode, with dropout > 0, the logits equal the logits without dropout, and decoding again "
+        "from the same state gives them again",
+        "в режиме eval при dropout > 0 логиты равны логитам без dropout, и повторное декодирование из "
+        "того же состояния даёт их снова"),
 }
 
 _PROBLEMS = {
@@ -107,7 +140,7 @@ _PROBLEMS = {
     "tensor.attention_weights": ("attention weights", "веса внимания"),
     "tensor.attention_output": ("attention output", "выход внимания"),
     "tensor.stored_weights": ("attention_weights", "attention_weights"),
-    "tensor.logits": ("decoder logits", "логиты декодера"),
+    "tensor.logits": ("decoder logits", "логиты декодировщика"),
     "softmax.row_sums": ("weight on the valid keys of each row", "сумма весов по допустимым ключам строки"),
     "softmax.not_weights": (
         "the output is not a set of attention weights: each row with a valid key must be >= 0 and sum to 1",
@@ -128,14 +161,33 @@ _PROBLEMS = {
     "attention.parameters_missing": (
         "parameters {missing} not found: the assignment names them {names}",
         "параметры {missing} не найдены: в задании они называются {names}"),
-    "attention.eval_dropout_output": ("eval-mode output with dropout=1", "выход в режиме eval при dropout=1"),
-    "attention.train_dropout_output": ("train-mode output with dropout=1", "выход в режиме обучения при dropout=1"),
+    "attention.eval_dropout_output": ("eval-mode output with dropout > 0 (expected: your output without dropout)",
+                                      "выход в режиме eval при dropout > 0 (ожидался ваш выход без dropout)"),
+    "attention.eval_second_call": ("the output of a second call with the same tensors",
+                                   "выход второго вызова с теми же тензорами"),
     "attention.train_weights": ("attention_weights in train mode (before dropout)",
                                 "attention_weights в режиме обучения (до dropout)"),
+    "attention.law_output": ("output against attention_weights @ values", "выход против attention_weights @ values"),
+    "attention.older_signature": (
+        "{got} is the older book's signature; this notebook's class is called as {expected}",
+        "{got} — сигнатура из старого издания книги; в этом блокноте класс вызывается как {expected}"),
+    "dropout.not_scaled": (
+        "with dropout={p} in train mode, the weights are not either 0 or scaled by 1/(1 - p) as nn.Dropout does",
+        "при dropout={p} в режиме обучения веса не равны ни 0, ни весам, умноженным на 1/(1 - p), как в nn.Dropout"),
+    "dropout.zero_or_scaled": ("each weight 0 or multiplied by {factor}", "каждый вес 0 или умножен на {factor}"),
+    "dropout.rate": (
+        "with dropout={p} in train mode, the share of zeroed weights is far from p",
+        "при dropout={p} в режиме обучения доля обнулённых весов далека от p"),
+    "tensor.gradient_of": ("gradient with respect to {name}", "градиент по {name}"),
+    "gradients.none": ("no gradient reaches {name} (is something detached from the graph?)",
+                       "градиент не доходит до {name} (что-то отсоединено от графа вычислений?)"),
+    "gradients.some": ("a gradient (as in the reference)", "градиент (как у эталона)"),
+    "gradients.missing_parameter": ("parameter {name} not found", "параметр {name} не найден"),
     "attention.dropout_on_output": (
-        "in train mode every output is 0 or 2: dropout is applied to the output instead of to the "
-        "attention weights",
-        "в режиме обучения каждый выход равен 0 или 2: dropout применён к выходу, а не к весам внимания"),
+        "in train mode the output is not the dropped weights times the values: dropout is applied to the "
+        "output instead of to the attention weights",
+        "в режиме обучения выход не равен произведению весов после dropout на значения: dropout применён "
+        "к выходу, а не к весам внимания"),
     "decoder.parameters_missing": (
         "parameters {missing} not found: the assignment names the submodules embedding, rnn, dense "
         "and attention",
@@ -146,33 +198,43 @@ _PROBLEMS = {
         "init_state(enc_outputs, enc_valid_lens) должен возвращать (outputs, hidden_state, enc_valid_lens)"),
     "decoder.init_state_outputs": ("init_state's outputs", "outputs из init_state"),
     "decoder.lstm_pair": ("the LSTM decoder's hidden state must be the pair (h, c)",
-                          "скрытое состояние LSTM-декодера должно быть парой (h, c)"),
+                          "скрытое состояние LSTM-декодировщика должно быть парой (h, c)"),
+    "decoder.lstm_state": (
+        "init_state receives the LSTM encoder's (outputs, (h, c)); your decoder runs only on the GRU "
+        "encoder's (outputs, h)",
+        "init_state получает от LSTM-кодировщика (outputs, (h, c)); ваш декодировщик работает только с "
+        "(outputs, h) от GRU-кодировщика"),
+    "decoder.eval_dropout": ("logits in eval mode with dropout > 0 (expected: your logits without dropout)",
+                             "логиты в режиме eval при dropout > 0 (ожидались ваши логиты без dropout)"),
+    "decoder.second_call": (
+        "logits decoded again from the same state (forward must not write into the state it is given)",
+        "логиты повторного декодирования из того же состояния (forward не должен менять переданное состояние)"),
     "decoder.new_hidden": ("the new hidden state", "новое скрытое состояние"),
     "decoder.weights_per_step": ("attention_weights must list one tensor per decoding step ({steps})",
                                  "attention_weights должен содержать по тензору на каждый шаг декодирования ({steps})"),
-    "decoder.step_weights": ("one step's attention_weights", "attention_weights одного шага"),
-    "decoder.beyond_lens": ("weights beyond enc_valid_lens", "веса за пределами enc_valid_lens"),
+    "decoder.step_weights": ("attention_weights of step {step}", "attention_weights шага {step}"),
     "decoder.step_logits": ("logits decoded one step at a time", "логиты при пошаговом декодировании"),
-    "devices.undecided": (
-        "undecided on the meta device (your code needs real values there); not charged",
-        "на устройстве meta проверить не удалось (коду нужны настоящие значения); баллы не сняты"),
     "devices.mixes": (
-        "your code mixes devices{where}: a tensor is created on the CPU while the inputs are elsewhere; "
-        "pass device=X.device (or use torch.*_like and tensor methods)",
-        "ваш код смешивает устройства{where}: тензор создаётся на CPU, а входы лежат на другом "
-        "устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора)"),
+        "on another device (a GPU) your code mixes devices{where}: a tensor is created on the CPU while "
+        "the inputs are elsewhere; pass device=X.device (or use torch.*_like and tensor methods)",
+        "на другом устройстве (GPU) ваш код смешивает устройства{where}: тензор создаётся на CPU, а входы "
+        "лежат на другом устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора)"),
     "devices.result_on_cpu": (
-        "for inputs on another device the result comes back on the CPU: it is built in a tensor "
+        "for inputs on another device (a GPU) the result comes back on the CPU: it is built in a tensor "
         "created without device=",
-        "для входов на другом устройстве результат оказывается на CPU: он собирается в тензоре, "
+        "для входов на другом устройстве (GPU) результат оказывается на CPU: он собирается в тензоре, "
         "созданном без device="),
-    "devices.wrong_shape": ("wrong output shape on the meta device", "неверная форма результата на устройстве meta"),
-    "training.wrong_shape": ("the trained model's output has the wrong shape",
-                             "выход обученной модели имеет неверную форму"),
-    "training.accuracy": (
-        "after {steps} training steps the held-out token accuracy is {accuracy}, below {required}",
-        "после {steps} шагов обучения точность по токенам на отложенных предложениях {accuracy}, "
-        "ниже {required}"),
+    "devices.raises_elsewhere": (
+        "your code works on the CPU but raises {type} with its inputs on another device (a GPU): {message}{where}",
+        "ваш код работает на CPU, но вызывает исключение {type}, когда входы на другом устройстве (GPU): "
+        "{message}{where}"),
+    "devices.differs": (
+        "with its inputs on another device (a GPU) your code returns something else than on the CPU",
+        "когда входы на другом устройстве (GPU), ваш код возвращает не то же, что на CPU"),
+    "devices.runs_nowhere": (
+        "your code raises {type} on the CPU for every input of this check ({message}), so it runs on no device",
+        "ваш код вызывает исключение {type} на CPU для всех входов этой проверки ({message}), то есть не "
+        "работает ни на одном устройстве"),
     "task.not_defined": ("{name} is not defined: run its cell (grade id {task}) without errors",
                          "{name} не определено: ячейка {task} должна выполняться без ошибок"),
     "task.not_finished": ("not run: the code did not finish", "не выполнялась: код не завершился"),

@@ -57,4 +57,34 @@ TEXTS: dict[str, tuple[str, str]] = {
     "mistake.cell_state_query": (
         "the query is the LSTM's cell state c; it must be the hidden state h",
         'запрос взят из состояния ячейки c; нужно скрытое состояние h'),
+    "mistake.older_additive_signature": (
+        "AdditiveAttention(key_size, query_size, num_hiddens, dropout) with nn.Linear layers is the older "
+        "book's (d2l-en 0.17 and earlier, d2l-zh v2, the 2020 text); this notebook's is "
+        "AdditiveAttention(num_hiddens, dropout) with nn.LazyLinear layers, which find the query and key "
+        "sizes on the first call",
+        "AdditiveAttention(key_size, query_size, num_hiddens, dropout) со слоями nn.Linear — из старого "
+        "издания книги (d2l-en 0.17 и раньше, d2l-zh v2, текст 2020 года); в этом блокноте "
+        "AdditiveAttention(num_hiddens, dropout) со слоями nn.LazyLinear, которые узнают размеры запросов "
+        "и ключей при первом вызове"),
+    "mistake.older_additive_call": (
+        "AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout) calls the older book's "
+        "signature (d2l-en 0.17 and earlier, d2l-zh v2); this notebook's AdditiveAttention takes "
+        "(num_hiddens, dropout)",
+        "AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout) — вызов по сигнатуре старого "
+        "издания книги (d2l-en 0.17 и раньше, d2l-zh v2); AdditiveAttention этого блокнота принимает "
+        "(num_hiddens, dropout)"),
+    "mistake.older_book_d2l": (
+        "this is the older book's code, which calls the d2l package (d2l.sequence_mask, "
+        "d2l.AdditiveAttention); the notebook has no d2l: use the names the notebook defines, and build "
+        "the mask yourself, e.g. torch.arange(K, device=X.device) < valid_len",
+        "это код старого издания книги, который обращается к пакету d2l (d2l.sequence_mask, "
+        "d2l.AdditiveAttention); в блокноте d2l нет: используйте имена, определённые в блокноте, а маску "
+        "постройте сами, например torch.arange(K, device=X.device) < valid_len"),
+    "mistake.lstm_state_for_gru": (
+        "the decoder is written for the GRU encoder's state, a single tensor h (it builds (h, h) or "
+        "(h, zeros_like(h))); init_state receives the LSTM encoder's (outputs, (h, c)): pass (h, c) on "
+        "as the LSTM's state",
+        "декодировщик написан для состояния GRU-кодировщика, одного тензора h (строит (h, h) или "
+        "(h, zeros_like(h))); init_state получает от LSTM-кодировщика (outputs, (h, c)): передайте "
+        "(h, c) в LSTM как состояние"),
 }

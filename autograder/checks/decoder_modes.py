@@ -1,0 +1,87 @@
+"""The decoders' checks in each mode: deterministic in eval mode (with dropout > 0, and not
+writing into the state it is given), and the same results on any device (SPEC §2-3)."""
+import torch
+from hypothesis import strategies as st
+
+from ..results import text
+from . import devices
+from .attention_modes import call_twice
+from .compare import check_tensor
+from .core import Check, Context, search
+from .decoders import DECODERS, DecoderTask, first, map_tensors, setup
+from .inputs import Case, decoder_cases
+
+LOGITS_AGAIN = text("decoder.second_call")
+
+
+def _deterministic_in_eval(task: DecoderTask):
+    """Eval mode with dropout = p: the logits equal the decoder's with dropout=0 (same weights),
+    and decoding again from the very same state objects gives them again."""
+    def run(student, ctx: Context) -> None:
+        def test(case: Case):
+            p = case.options["p"]
+            enc_outputs, _, plain = setup(student, task, case)
+            lens, tgt = case.tensors["enc_valid_lens"], case.tensors["tgt"]
+            expected = first(plain(tgt, plain.method("init_state", enc_outputs, lens)), case)
+            _, _, module = setup(student, task, case, dropout=p)
+            state = module.method("init_state", enc_outputs, lens)
+            first_call, second_call = call_twice(student, module.handle, None, [tgt, state])
+            code = f"{case.code()}\n# decoder.eval(), dropout={p}"
+            check_tensor(first(first_call, case), expected, 1e-6, text("decoder.eval_dropout"), code, "(B, S, V)")
+            check_tensor(first(second_call, case), expected, 1e-6, LOGITS_AGAIN,
+                         code + "\n# ...decoded twice from the same state", "(B, S, V)")
+        cases = st.tuples(decoder_cases(), st.sampled_from([0.2, 0.5]))
+        search(cases.map(lambda c: Case(c[0].tensors, {**c[0].options, "p": c[1]}, c[0].recipes)),
+               test, ctx, max_examples=5)
+    return run
+
+
+def _device(task: DecoderTask):
+    """Eval and train mode (dropout 0.5, two layers), with int64, int32 and no lengths."""
+    def run(student, ctx: Context) -> None:
+        def probe(lens, train: bool, note: str) -> devices.Probe:
+            case = Case({"src": torch.tensor([[1, 2, 3], [2, 1, 0]]), "tgt": torch.tensor([[1, 2], [0, 1]]),
+                         "enc_valid_lens": lens},
+                        options={"vocab_size": 4, "embed_size": 3, "num_hiddens": 3, "num_layers": 2,
+                                 "seed": 0, "dtype": torch.float32})
+            built = {}
+
+            def module():
+                if not built:
+                    built["enc"], _, built["module"] = setup(student, task, case, dropout=0.5 if train else 0.0)
+                    built["module"].train(train)
+                return built["enc"], built["module"]
+
+            def cpu(c):
+                enc, m = module()
+                student.seed(0)
+                return first(m(c.tensors["tgt"], m.method("init_state", enc, c.tensors["enc_valid_lens"])), c)
+
+            def elsewhere(c):
+                enc, m = module()
+                student.seed(0)
+                state, on = devices.call_elsewhere(student, m.handle, "init_state",
+                                                   [enc, c.tensors["enc_valid_lens"]], [m.handle])
+                result, on_after = devices.call_elsewhere(student, m.handle, None, [c.tensors["tgt"], state],
+                                                          [m.handle])
+                return first(result, c), on + on_after  # init_state's tensors, then forward's
+
+            def meta(c):
+                enc, m = module()
+                m.to(device="meta")
+                meta_case = c.on("meta")
+                state = m.method("init_state", map_tensors(enc, lambda t: t.to("meta")),
+                                 meta_case.tensors["enc_valid_lens"])
+                return first(m(meta_case.tensors["tgt"], state), c)
+            return devices.Probe(case, note, cpu, elsewhere, meta, compare_values=not train)
+        devices.judge([probe(torch.tensor([3, 2]), False, "decoder.eval()"),
+                       probe(None, False, "decoder.eval(), enc_valid_lens=None"),
+                       probe(torch.tensor([2, 3], dtype=torch.int32), True, "dropout=0.5, decoder.train()")])
+    return run
+
+
+def checks_for(task_id: str) -> list[Check]:
+    task = DECODERS[task_id]
+    return [Check("deterministic in eval mode", text("what.decoder.deterministic in eval mode"),
+                  _deterministic_in_eval(task)),
+            Check("runs on any device", devices.WHAT, _device(task))]

@@ -1,0 +1,67 @@
+"""Gradient equivalence (SPEC §2): with the reference's weights, the gradients of one loss
+with respect to the inputs and to every parameter the contract names equal the reference's.
+
+The loss is ``(output * R).sum()`` for a fixed random ``R``, in float64. The worker computes
+the student's gradients (``gradients`` request: values, no verdict); they are compared here
+with the reference's, one tensor at a time. This catches what forward values cannot show:
+weights or states detached from the graph, parameters that get no gradient, in-place
+edits that break autograd (the student's error is shown).
+"""
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+from torch.utils._pytree import tree_flatten
+
+from ..results import text
+from ..sandbox.proxy import StudentError
+from .compare import check_tensor
+from .core import fail
+
+WHAT_INPUT = "tensor.gradient_of"
+MISSING = object()
+
+
+def cotangent(shape: tuple, seed: int) -> Tensor:
+    """The fixed weights ``R`` (float64) of the loss ``(output * R).sum()``."""
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def reference_gradients(forward: Callable[[list[Tensor]], Tensor], inputs: list[Tensor],
+                        module: torch.nn.Module, R: Tensor) -> tuple[list[Tensor], dict[str, Tensor]]:
+    """The reference's gradients: of every input in ``inputs`` (made leaves here) and of
+    every parameter of ``module``, for ``forward(leaves)`` and the cotangent ``R``."""
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    params = dict(module.named_parameters())
+    output = forward(leaves)
+    grads = torch.autograd.grad(output, leaves + list(params.values()), grad_outputs=R, allow_unused=True)
+    zeros = [torch.zeros_like(t) for t in leaves + list(params.values())]
+    grads = [z if g is None else g for g, z in zip(grads, zeros)]
+    return grads[:len(leaves)], dict(zip(params, grads[len(leaves):]))
+
+
+def student_gradients(student, handle, calls: list, R: Tensor) -> dict:
+    """The worker's ``gradients`` reply: output, input gradients (flattened), parameter gradients."""
+    reply = student.request("gradients", target=handle, calls=calls, cotangent=R)
+    if not isinstance(reply, dict) or not isinstance(reply.get("parameters"), dict) \
+            or not isinstance(reply.get("inputs"), list):
+        raise StudentError("ProtocolError", "gradients: malformed reply")
+    return reply
+
+
+def compare(reply: dict, input_names: list[str], expected_inputs: list[Tensor],
+            expected_params: dict[str, Tensor], case_code: str) -> None:
+    """Fail on the first gradient that is missing or differs from the reference's."""
+    got_inputs = tree_flatten(reply["inputs"])[0]
+    pairs = list(zip(input_names, got_inputs, expected_inputs))
+    pairs += [(name, reply["parameters"].get(name, MISSING), g) for name, g in expected_params.items()]
+    for name, got, expected in pairs:
+        if got is MISSING:
+            raise fail(text("gradients.missing_parameter", name=name), case_code=case_code)
+        scale = expected.abs().max().item() if expected.numel() else 0.0
+        if got is None:
+            if scale > 1e-12:
+                raise fail(text("gradients.none", name=name), case_code=case_code,
+                           expected=text("gradients.some"), got="None")
+            continue
+        check_tensor(got, expected, 1e-7 + 1e-6 * scale, text(WHAT_INPUT, name=name), case_code)

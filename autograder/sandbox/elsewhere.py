@@ -1,0 +1,173 @@
+"""Another device, emulated on the CPU: CUDA's same-device rule, with values still readable.
+
+The device check (SPEC §3) must judge code that reads values (``.tolist()``, ``.item()``,
+fine on a GPU), which the ``meta`` device cannot run. Here every tensor of a call is
+wrapped in ``Elsewhere``, a tensor that says it lives on the ``lazy`` device (a device
+type torch knows on every build and that no student code special-cases) while its data
+stays on the CPU. Every operation is checked as CUDA would check it:
+
+- tensors on the other device may meet CPU tensors only when those are 0-dim (CPU
+  scalars), or as the indices of an indexing operation, as on CUDA;
+- copies between devices are allowed (``.to``, ``.cpu()``, ``copy_``, ``buf[i] = x``);
+- a tensor created with ``device=X.device`` (or ``*_like``, ``new_*``) is on the other
+  device; one created without ``device=`` is on the CPU;
+- ``.numpy()`` of a tensor on the other device raises, as on CUDA.
+
+A breach raises CUDA's own message ("Expected all tensors to be on the same device ...").
+No verdict is computed here: the worker answers with the result's values and the device
+each tensor of it was on, and the grader compares them with its own computation.
+"""
+import torch
+from torch import nn
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode, return_and_correct_aliasing
+from torch.utils._pytree import tree_flatten, tree_map
+
+LABEL = "lazy"
+DEVICE = torch.device(LABEL)
+# Operations that move data between devices, or read it: allowed across devices.
+CROSSING = {"_to_copy", "copy_", "_copy_from", "_copy_from_and_resize", "_local_scalar_dense",
+            "is_same_size", "_has_compatible_shallow_copy_type", "is_nonzero", "set_"}
+INDEXING = {"index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index", "_unsafe_index_put"}
+# Factories that build their data on the host and move it afterwards, below the dispatcher.
+FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray}
+
+
+def mismatch(where: str) -> RuntimeError:
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                        f"devices, {LABEL}:0 and cpu! (in {where})")
+
+
+class Elsewhere(torch.Tensor):
+    """A tensor on the emulated device; ``elem`` holds its data on the CPU."""
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @staticmethod
+    def __new__(cls, elem: torch.Tensor):
+        wrapper = torch.Tensor._make_wrapper_subclass(
+            cls, elem.shape, strides=elem.stride(), storage_offset=elem.storage_offset(),
+            dtype=elem.dtype, layout=elem.layout, device=DEVICE, requires_grad=elem.requires_grad)
+        wrapper.elem = elem
+        return wrapper
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return _run(func, args, kwargs or {})
+
+    def tolist(self):  # reading values is fine on a GPU
+        return self.elem.tolist()
+
+    def numpy(self, *, force: bool = False):
+        raise TypeError(f"can't convert {LABEL}:0 device type tensor to numpy. Use Tensor.cpu() "
+                        "to copy the tensor to host memory first.")
+
+    def __repr__(self) -> str:
+        return f"{self.elem!r} (on {LABEL}:0)"
+
+
+def _on_other_device(device) -> bool:
+    return device is not None and torch.device(device).type == LABEL
+
+
+def _check_devices(name: str, args: tuple, kwargs: dict) -> None:
+    """Raise CUDA's error when tensors on both devices meet where CUDA would refuse."""
+    tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+    elsewhere = [t for t in tensors if isinstance(t, Elsewhere)]
+    if not elsewhere or name in CROSSING:
+        return
+    on_cpu = [t for t in tensors if not isinstance(t, Elsewhere) and t.dim() > 0]
+    if name in INDEXING and isinstance(args[0], Elsewhere):
+        return  # CPU indices into a tensor on the device: allowed on CUDA
+    if on_cpu:
+        raise mismatch(name)
+
+
+def _run(func, args: tuple, kwargs: dict):
+    """One operation: the device rule, then the CPU computation, then the result's device."""
+    name = func.overloadpacket.__name__
+    _check_devices(name, args, kwargs)
+    plain_args, plain_kwargs = tree_map(lambda t: t.elem if isinstance(t, Elsewhere) else t, (args, kwargs))
+    target = kwargs.get("device")
+    if _on_other_device(target):
+        plain_kwargs = {**plain_kwargs, "device": torch.device("cpu")}
+    out = func(*plain_args, **plain_kwargs)
+    if target is not None:
+        moved = _on_other_device(target)
+    elif name in ("copy_", "_copy_from"):
+        moved = isinstance(args[0], Elsewhere)  # a copy stays where its destination is
+    else:
+        moved = any(isinstance(t, Elsewhere) for t in tree_flatten((args, kwargs))[0])
+    if moved:
+        out = tree_map(lambda t: Elsewhere(t) if type(t) is torch.Tensor else t, out)
+    return return_and_correct_aliasing(func, args, kwargs, out)
+
+
+class _Dispatch(TorchDispatchMode):
+    """Sees factories too (``torch.arange(K, device=X.device)``), which have no tensor argument."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return _run(func, args, kwargs or {})
+
+
+class _FromData(TorchFunctionMode):
+    """``torch.tensor(data, device=X.device)`` builds on the host and moves the data below
+    the dispatcher: build it on the CPU here, then move it through the dispatcher."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.new_tensor and isinstance(args[0], Elsewhere):
+            kwargs = {"dtype": args[0].dtype, "device": DEVICE, **kwargs}
+            func, args = torch.tensor, args[1:]
+        if func in FROM_DATA and _on_other_device(kwargs.get("device")):
+            return func(*args, **{**kwargs, "device": "cpu"}).to(DEVICE)
+        return func(*args, **kwargs)
+
+
+class OtherDevice:
+    """``with OtherDevice() as other:`` emulates the device for the calls inside."""
+
+    def __enter__(self) -> "OtherDevice":
+        self._modes = [_FromData(), _Dispatch()]
+        for mode in self._modes:
+            mode.__enter__()
+        self._moved: list[tuple[nn.Module, str, torch.Tensor, bool]] = []
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for module, name, original, is_param in reversed(self._moved):
+            if is_param:
+                setattr(module, name, original)  # through __setattr__: an RNN refreshes its weights
+            else:
+                module._buffers[name] = original
+        for mode in reversed(self._modes):
+            mode.__exit__(*exc)
+
+    def move(self, value):
+        """``value`` with every tensor in it on the other device."""
+        return tree_map(lambda t: Elsewhere(t.detach()) if isinstance(t, torch.Tensor) else t, value)
+
+    def move_module(self, module: nn.Module) -> None:
+        """The module's parameters and buffers on the other device, until the block ends."""
+        for owner in module.modules():
+            for name, param in list(owner._parameters.items()):
+                if param is not None and not isinstance(param, Elsewhere):
+                    self._moved.append((owner, name, param, True))
+                    setattr(owner, name, nn.Parameter(Elsewhere(param.detach()), param.requires_grad))
+            for name, buffer in list(owner._buffers.items()):
+                if buffer is not None and not isinstance(buffer, Elsewhere):
+                    self._moved.append((owner, name, buffer, False))
+                    owner._buffers[name] = Elsewhere(buffer)
+
+
+def back_to_cpu(value) -> tuple[object, list[str]]:
+    """``value`` with plain CPU tensors, and the device type each tensor was on (in order)."""
+    devices: list[str] = []
+
+    def plain(t):
+        if isinstance(t, Elsewhere):
+            devices.append(LABEL)
+            return t.elem.detach()
+        if isinstance(t, torch.Tensor):
+            devices.append(t.device.type)
+        return t
+    return tree_map(plain, value), devices
