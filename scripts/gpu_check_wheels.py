@@ -27,7 +27,7 @@ LIMIT_MB = 60  # the device machine's working tree travels in 64 MiB, wheels inc
 # path, the mutation suite's variants, the notebook helpers, the CUDA tests).
 RUNTIME_MODULES = (
     "autograder.cli", "autograder.pipeline", "autograder.in_kernel", "autograder.sandbox.zygote",
-    "autograder.sandbox.runner", "reference", "matplotlib.pyplot", "pytest",
+    "autograder.sandbox.runner", "reference", "matplotlib.pyplot", "pytest", "pytest_timeout",
     "tests.mutants.harness", "tests.mutants.variants_softmax", "tests.mutants.variants_attention",
     "tests.mutants.variants_decoders", "tests.notebooks.cells", "tests.reference.test_cuda",
 )
@@ -64,6 +64,7 @@ CARRIED = {  # distribution -> why it travels
     "pandocfilters": "nbconvert", "jupyterlab_pygments": "nbconvert", "setuptools": "nbgrader.utils",
     # the CUDA tests
     "pytest": "pytest -m cuda", "pluggy": "pytest", "iniconfig": "pytest", "packaging": "pytest",
+    "pytest-timeout": "the CUDA tests' time limits",
 }
 
 FROM_MACHINE = {  # distribution -> why it is not carried (the GPU machine has it)
