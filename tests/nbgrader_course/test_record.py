@@ -12,7 +12,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.gradebook import CourseError, NbgraderCourse, RecordError, WriteAutograderOutputs, swap_execute
-from autograder.results import CheckResult, Issue, SubmissionResult, TaskResult
+from autograder.results import CheckResult, Finding, Issue, SubmissionResult, TaskResult, text
 
 from ..notebooks.cells import grader_tasks, nbgrader, read, task_points
 from .course import ASSIGNMENT, MANUAL_TASK, NOTEBOOK, Course, solve
@@ -48,9 +48,10 @@ def result(student: str, scores: dict[str, float], **issues: list[Issue]) -> Sub
     tasks = []
     for task, max_score in AUTOGRADED.items():
         score = scores.get(task, max_score)
+        finding = Finding(problem=text("compare.values_differ", what=task), expected="[1, 0]", got="[0.73, 0.27]")
         tasks.append(TaskResult(id=task, score=score, max_score=max_score, checks=[CheckResult(
             name="matches the reference", passed=score == max_score, score=score, max_score=max_score,
-            message="" if score == max_score else f"{task}: values differ\nexpected: [1, 0]\ngot: [0.73, 0.27]")]))
+            finding=None if score == max_score else finding)]))
     tasks.append(TaskResult(id=MANUAL_TASK, score=None, max_score=TASKS[MANUAL_TASK]["manual"], manual=True))
     total = sum(task.score or 0.0 for task in tasks)
     return SubmissionResult(student_id=student, assignment=ASSIGNMENT, score=total,
@@ -72,9 +73,11 @@ def test_record_stores_each_tasks_score_and_report(course):
     assert recorded["masked_softmax_tests"] == (1.25, None, False)
     assert recorded["dot_product_attention_tests"] == (AUTOGRADED["dot_product_attention"], None, False)
     cells = {nbgrader(cell).get("grade_id"): cell for cell in read(autograded).cells}
-    text = "".join(output.text for output in cells["masked_softmax_tests"].outputs if output.output_type == "stream")
-    assert "masked_softmax: 1.25 of 3 points" in text and "✘ matches the reference (1.25 of 3)" in text
-    assert "    got: [0.73, 0.27]" in text
+    report = "".join(output.text for output in cells["masked_softmax_tests"].outputs
+                     if output.output_type == "stream")
+    head = "masked_softmax: 1.25 / 3\nFAIL matches the reference\n    masked_softmax: values differ\n"
+    assert report.startswith(head)
+    assert "    got: [0.73, 0.27]" in report
 
 
 def test_recording_again_replaces_scores_and_keeps_the_tas_grade(course):

@@ -193,7 +193,7 @@ def test_released_feedback_holds_the_autograders_report(kept, student):
     page, result = kept["feedback"][student], kept["results"][student]
     for task in result.tasks:
         if not task.manual and task.score is not None:
-            assert f"{task.id}: {task.score:g} of {task.max_score:g} points" in page, task.id
+            assert f"{task.id}: {task.score:g} / {task.max_score:g}" in page, task.id
         for check in task.checks:
             assert check.passed or check.message.splitlines()[0] in page, check.name
 
