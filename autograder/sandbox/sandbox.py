@@ -54,55 +54,20 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 from . import cgroups, uids
 from .confine import COURSE_INSIDE, Plan, bwrap_command, first_child, gpu_nodes, wait_until_dead
 from .errors import SandboxError, SandboxUnavailable, ZygoteGone
 from .limits import Limits, rlimits
+from .preflight import NO_CGROUP, NO_NAMESPACES, NOT_ROOT, check_available, gpu_slots, warn_once
 from .worker import Submission, Worker
 
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxUnavailable", "check_available", "gpu_slots"]
 
 START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 8.0
-NOT_ROOT = ("the grader is not running as root: the sandbox falls back to a user namespace "
-            "without a uid of its own, so student code runs as your user, max_processes "
-            "counts all of your processes and /tmp has no cap on its number of files")
-NO_CGROUP = ("{why}: each process's memory is capped but not the submission's, no slot has "
-             "its own CPU share, and time limits are wall-clock time")
-NO_NAMESPACES = ("this kernel refuses unprivileged user namespaces: workers share the slot's "
-                 "network and IPC namespaces (the seccomp filter still denies SysV IPC)")
-_warned: set[str] = set()
-
-
-def check_available() -> str | None:
-    """One readable line when this machine cannot run the sandbox; None when it can.
-    For the command line to call in the parent, before forking any grading process."""
-    if sys.platform != "linux":
-        return f"the sandbox needs Linux (bubblewrap and namespaces); this is {sys.platform}"
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return "bubblewrap is not installed: install it: apt-get install bubblewrap (make sandbox-deps)"
-    if os.geteuid() == 0 and not (shutil.which("unshare") and shutil.which("mount")):
-        return "unshare and mount are missing: install them: apt-get install util-linux"
-    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net",
-                            "--unshare-ipc", "--", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        return f"bubblewrap cannot create namespaces here: {probe.stderr.strip()[:200]}"
-    return None
-
-
-def gpu_slots(device: str) -> int | None:
-    """How many slots may run at once on ``device``: one per GPU on CUDA (each slot gets
-    a GPU to itself, so no student can take another's GPU memory); None (no cap) on
-    the CPU. The pipeline caps ``--jobs`` at it."""
-    return len(gpu_nodes()) if device.startswith("cuda") else None
-
-
 class Sandbox:
     """One slot: a zygote kept warm across submissions, one worker at a time.
 
@@ -218,7 +183,7 @@ class Sandbox:
 
     def _lease_resources(self) -> None:
         if os.geteuid() != 0:
-            _warn_once(NOT_ROOT)
+            warn_once(NOT_ROOT)
             self.uid = os.geteuid()
             return
         self._lease = uids.lease_uid()
@@ -229,7 +194,7 @@ class Sandbox:
         limits = self.limits
         self.groups, why = cgroups.create(self.uid, limits.memory_mb, limits.max_processes, limits.cpus)
         if why:
-            _warn_once(NO_CGROUP.format(why=why))
+            warn_once(NO_CGROUP.format(why=why))
 
     def _plan(self, zygote_args: dict) -> Plan:
         gpu = None
@@ -293,7 +258,7 @@ class Sandbox:
                  "output_limit": self.limits.max_output_kb * 1024}
         self._worker.set_up(setup, SETUP_TIMEOUT_S)
         if self._worker.namespaces is False:
-            _warn_once(NO_NAMESPACES)
+            warn_once(NO_NAMESPACES)
         return self._worker
 
     def _ask(self, message: dict, fds: list[int] = (), timeout: float = KILL_TIMEOUT_S) -> dict:
@@ -333,9 +298,3 @@ class Sandbox:
             self._control.close()
             self._control = None
 
-
-def _warn_once(message: str) -> None:
-    """Each fallback is said once per process, not once per slot or submission."""
-    if message not in _warned:
-        _warned.add(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)

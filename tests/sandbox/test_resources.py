@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from autograder.sandbox import cgroups, sandbox as sandbox_module
+from autograder.sandbox import cgroups, preflight
 from autograder.sandbox.proxy import Student, WorkerLost
 from autograder.sandbox.sandbox import Sandbox
 
@@ -63,8 +63,9 @@ def test_a_sleeping_cell_stops_at_the_wall_clock_backstop(sandbox, monkeypatch):
             run(worker, "import time\ntime.sleep(600)")
 
 
-BUSY_CHILDREN = ("import os\nfor _ in range(30):\n    if os.fork() == 0:\n        os.setsid()\n"
-                 "        while True:\n            pass\n")
+BUSY_CHILDREN = ("import os\nstart, go = os.pipe()\nfor _ in range(30):\n    if os.fork() == 0:\n"
+                 "        os.setsid()\n        os.close(go)\n        os.read(start, 1)  # spin once all are forked\n"
+                 "        while True:\n            pass\nos.close(go)\n")
 CORRECT_WORK = ("import torch\ndef work():\n    torch.manual_seed(0)\n    x = torch.randn(256, 256)\n"
                 "    for _ in range(2500):  # about 1 s of CPU\n        x = torch.tanh(x @ x / 16)\n    return float(x.sum())\n")
 
@@ -107,7 +108,7 @@ def test_without_a_cgroup_it_says_so_once_and_still_runs(monkeypatch, helper_pac
     """With no usable cgroup, does the slot warn once (not per submission) what is not
     bounded, and still run a cell?"""
     monkeypatch.setattr(cgroups, "create", lambda *args: (cgroups.NoGroups(), "no cgroup here"))
-    monkeypatch.setattr(sandbox_module, "_warned", set())
+    monkeypatch.setattr(preflight, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with Sandbox(92, helper_package, LIMITS) as slot:
@@ -115,4 +116,4 @@ def test_without_a_cgroup_it_says_so_once_and_still_runs(monkeypatch, helper_pac
                 with contextlib.closing(slot.spawn(None)) as worker:
                     assert run(worker, "print(6 * 7)")["stdout"] == "42\n"
     said = [str(w.message) for w in caught if "no cgroup here" in str(w.message)]
-    assert said == [sandbox_module.NO_CGROUP.format(why="no cgroup here")]
+    assert said == [preflight.NO_CGROUP.format(why="no cgroup here")]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.sandbox import confine, sandbox as sandbox_module
+from autograder.sandbox import confine, preflight, sandbox as sandbox_module
 from autograder.sandbox.proxy import Student, WorkerLost
 from autograder.sandbox.errors import ZygoteGone
 from autograder.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxUnavailable
@@ -205,8 +205,8 @@ def test_this_machine_can_run_the_sandbox():
 
 def test_another_system_is_named(monkeypatch):
     """Off Linux, does the start-up check say so in one line?"""
-    monkeypatch.setattr(sandbox_module.sys, "platform", "darwin")
-    assert sandbox_module.check_available() == (
+    monkeypatch.setattr(preflight.sys, "platform", "darwin")
+    assert preflight.check_available() == (
         "the sandbox needs Linux (bubblewrap and namespaces); this is darwin")
 
 
@@ -221,5 +221,5 @@ def test_sandbox_exceptions_survive_pickling(error):
 
 def test_gpu_slots_is_one_per_gpu_on_cuda(monkeypatch):
     """Is the number of parallel slots capped at the number of GPUs on CUDA, and not on the CPU?"""
-    monkeypatch.setattr(sandbox_module, "gpu_nodes", lambda: ["/dev/nvidia0", "/dev/nvidia1"])
+    monkeypatch.setattr(preflight, "gpu_nodes", lambda: ["/dev/nvidia0", "/dev/nvidia1"])
     assert sandbox_module.gpu_slots("cuda") == 2 and sandbox_module.gpu_slots("cpu") is None
