@@ -9,9 +9,9 @@ MB = 1 << 20
 class Limits:
     """What one submission may use. Times are seconds of the submission's CPU time,
     except where a field says wall-clock."""
-    cell_timeout_s: float = 30      # CPU time of one notebook cell
-    call_timeout_s: float = 20      # CPU time of one call from a check
-    submission_timeout_s: float = 240  # wall-clock time of the whole submission, over all its workers
+    cell_timeout_s: float = 30.0    # CPU time of one notebook cell
+    call_timeout_s: float = 20.0    # CPU time of one call from a check
+    submission_timeout_s: float = 240.0  # wall-clock time of the whole submission, over all its workers
     wall_factor: float = 3.0        # a cell or call may take this many times its limit in wall-clock time
     memory_mb: int = 3072           # the submission's processes together (memory cgroup), and each one (RLIMIT_DATA)
     max_processes: int = 32         # processes and threads of the submission
