@@ -41,11 +41,14 @@ def marker_of(pid: int) -> str | None:
     return None
 
 
-def processes_of(marker: str, exclude: set[int] = frozenset()) -> dict[int, str]:
-    """Every live process of the run ``marker``: pid -> its command line. Marked
-    processes and all their descendants (a zygote's environment is cleared); zombies
-    are not counted (they hold nothing but a pid, and their parent reaps them)."""
-    found = {pid for pid in _pids() if pid not in exclude and marker_of(pid) == marker}
+def processes_of(marker: str, exclude: set[int] = frozenset(), prefix: bool = False) -> dict[int, str]:
+    """Every live process of the run ``marker`` (with ``prefix``, of every run whose marker
+    starts with it): pid -> its command line. Marked processes and all their descendants
+    (a zygote's environment is cleared); zombies are not counted (they hold nothing but a
+    pid, and their parent reaps them)."""
+    def ours(value: str | None) -> bool:
+        return value is not None and (value == marker or prefix and value.startswith(marker))
+    found = {pid for pid in _pids() if pid not in exclude and ours(marker_of(pid))}
     stack = list(found)
     while stack:
         for child in _children(stack.pop()):

@@ -5,16 +5,21 @@ timeouts and small limits from a test grader.yml so that a hang costs seconds.
 """
 import copy
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import nbformat
 import pytest
 import yaml
+
+from autograder.runmarker import RUN_MARKER
+from tests.processes import left_after, snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "attention_scoring"
@@ -178,7 +183,8 @@ def test_tampering_is_reported(graded):
 
 
 def test_killed_batch_resumes_to_the_same_results(tmp_path):
-    """Does a batch killed with SIGKILL and started again give the uninterrupted results?"""
+    """Does a batch killed with SIGKILL leave no process of its run behind, and started
+    again give the uninterrupted results?"""
     folder = tmp_path / "in"
     folder.mkdir()
     for i in range(4):
@@ -187,13 +193,17 @@ def test_killed_batch_resumes_to_the_same_results(tmp_path):
                "attention_scoring", "--jobs", "1", "--output"]
     whole = subprocess.run([*command, str(tmp_path / "whole")], capture_output=True, timeout=600)
     assert whole.returncode == 0
+    marker = f"{os.environ.get(RUN_MARKER, 'tests')}-killed-{uuid.uuid4().hex[:8]}"
     killed = subprocess.Popen([*command, str(tmp_path / "resumed")], start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env={**os.environ, RUN_MARKER: marker})
     deadline = time.monotonic() + 300
     while not list((tmp_path / "resumed").glob("s*.json")) and time.monotonic() < deadline:
         time.sleep(0.2)
+    seen = snapshot(marker)
     killed.send_signal(signal.SIGKILL)
     killed.wait()
+    assert left_after(marker, seen) == {}  # its grading processes and sandboxes die with it
     for path in (tmp_path / "resumed").glob("s*.json"):
         json.loads(path.read_text())  # every file present is complete
     again = subprocess.run([*command, str(tmp_path / "resumed")], capture_output=True, text=True, timeout=600)
