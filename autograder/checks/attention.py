@@ -228,13 +228,19 @@ def _shape(task: AttentionTask):
 
 def _law(task: AttentionTask):
     """Eval mode: output == attention_weights @ values row by row, rows of valid length 0
-    included (SPEC §2). Passes when no (B, Q, K) weights are kept: the weights check charges that."""
+    included (SPEC §2), and finite there (as masked_softmax's rows are). The law passes when
+    no (B, Q, K) weights are kept: the weights check charges that."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
             _, module = build(student, task, case)
             got = module(*inputs(case))
-            q, k, v, _ = inputs(case)
+            q, k, v, lens = inputs(case)
+            check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code(), "(B, Q, v)")
+            empty = (lens if lens.dim() == 2 else lens[:, None].expand(q.shape[:2])) == 0  # (B, Q)
+            if not torch.isfinite(got[empty]).all():
+                raise fail(text("attention.empty_row_not_finite"), case_code=case.code(),
+                           expected=text("softmax.finite_row"), got=str(got[empty][0].tolist()))
             weights = _stored(module)
             if not isinstance(weights, Tensor) or tuple(weights.shape) != (q.shape[0], q.shape[1], k.shape[1]):
                 return

@@ -199,7 +199,9 @@ def _state_shapes(task: DecoderTask):
             logits, new_state = module(tgt, state)
             check_shape(logits, (B, S, V), LOGITS, case.code(), "(B, S, V)")
             new_hidden = new_state[1] if isinstance(new_state, (tuple, list)) and len(new_state) == 3 else None
-            for got in (new_hidden if task.lstm and isinstance(new_hidden, (tuple, list)) else [new_hidden]):
+            if task.lstm and not (isinstance(new_hidden, (tuple, list)) and len(new_hidden) == 2):
+                raise fail(text("decoder.lstm_pair"), case_code=case.code() + "\n# the state forward returns")
+            for got in (new_hidden if task.lstm else [new_hidden]):
                 check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code(), "(num_layers, B, H)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run

@@ -98,12 +98,12 @@ def score_cases(draw, two_d: bool | None = None, min_len: int = 1, above_k: bool
 @st.composite
 def attention_cases(draw, two_d: bool | None = None, same_sizes: bool = True,
                     with_lens: bool | None = None, min_len: int = 1, hidden: bool = False,
-                    dtype=None):
+                    dtype=None, min_keys: int = 1):
     """Attention inputs: queries (B, Q, D), keys (B, K, Dk), values (B, K, v), valid_lens.
 
     Queries and keys are sometimes large or far apart, so that scores of a few hundred occur
     (SPEC §2: anywhere within ±1000), in float32 or float64."""
-    B, Q, K = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    B, Q, K = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(min_keys, 5))
     D = draw(st.integers(1, 4))
     Dk = D if same_sizes else draw(st.integers(1, 4).filter(lambda n: n != D))
     V = draw(st.integers(1, 3))

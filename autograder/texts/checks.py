@@ -77,9 +77,9 @@ _WHAT = {
         "self.attention_weights имеет форму (B, Q, K) и совпадает с весами внимания эталона"),
     "what.attention.output equals attention_weights @ values": (
         "in eval mode the output equals attention_weights @ values row by row, rows with valid length 0 "
-        "included",
+        "included (and finite there)",
         "в режиме eval выход построчно равен attention_weights @ values, включая строки с допустимой "
-        "длиной 0"),
+        "длиной 0 (и конечен в них)"),
     "what.attention.gradients match the reference": (
         "the gradients with respect to queries, keys, values and every parameter equal the reference's "
         "(float64)",
@@ -167,6 +167,9 @@ _PROBLEMS = {
                                    "выход второго вызова с теми же тензорами"),
     "attention.train_weights": ("attention_weights in train mode (before dropout)",
                                 "attention_weights в режиме обучения (до dropout)"),
+    "attention.empty_row_not_finite": (
+        "the output of a query with valid length 0 is not finite (NaN or inf)",
+        "выход для запроса с допустимой длиной 0 не конечен (NaN или inf)"),
     "attention.law_output": ("output against attention_weights @ values", "выход против attention_weights @ values"),
     "attention.older_signature": (
         "{got} is the older book's signature; this notebook's class is called as {expected}",

@@ -9,9 +9,7 @@ checks as the sandboxed path.
 """
 import functools
 import math
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import torch
@@ -27,10 +25,6 @@ from autograder.sandbox.proxy import local_student
 from autograder.sandbox.runner import Runner
 from reference.seq2seq import AttentionDecoder, init_seq2seq
 
-REPO = Path(__file__).resolve().parents[2]
-HELPERS = REPO / "student_template" / "bahdanau"  # the public d2l_attention package (training check)
-if str(HELPERS) not in sys.path:
-    sys.path.insert(0, str(HELPERS))
 
 ASSIGNMENT_OF = {
     **dict.fromkeys(["masked_softmax", "dot_product_attention", "additive_attention",
@@ -47,7 +41,10 @@ class Mutant:
 
     ``mistake`` is the CATALOGUE id the grader should name for a bug, or None when the
     catalogue has no entry for it (the bug must then only lose points). ``must_fail``
-    names checks that must be among the failed ones (e.g. "runs on any device").
+    names checks that must be among the failed ones (e.g. "runs on any device");
+    ``fails_only``, when given, is exactly the set of checks that must fail (one property per
+    check: SPEC §3). ``sandbox_only`` says why a mutant is graded on the sandboxed path only
+    (a hostile cell that reads the grader's memory, which the nbgrader path shares with it).
     ``grader_misses`` is set, with what the checks miss, where a check misjudges the
     mutant today: its test case is then a strict xfail."""
     task_id: str
@@ -57,6 +54,8 @@ class Mutant:
     mistake: str | None = None
     must_fail: tuple[str, ...] = ()
     grader_misses: str | None = None
+    fails_only: tuple[str, ...] | None = None
+    sandbox_only: str | None = None
 
     @property
     def id(self) -> str:
@@ -115,12 +114,11 @@ OUTCOMES: dict[str, dict] = {}  # mutant id -> {"full": bool, "caught": bool, "n
 
 
 def cases(mutants: list[Mutant], correct: bool) -> list:
-    """pytest params for the right (or the buggy) mutants; a known miss is a strict xfail,
-    and a decoder mutant is slow (it is trained for the training check)."""
+    """pytest params for the right (or the buggy) mutants; a known miss is a strict xfail."""
     def marks(m: Mutant) -> list:
-        return ([pytest.mark.xfail(strict=True, reason=m.grader_misses)] if m.grader_misses else []) + (
-            [pytest.mark.slow] if "decoder" in m.task_id else [])
-    return [pytest.param(m, id=m.id, marks=marks(m)) for m in mutants if m.correct == correct]
+        return [pytest.mark.xfail(strict=True, reason=m.grader_misses)] if m.grader_misses else []
+    return [pytest.param(m, id=m.id, marks=marks(m)) for m in mutants
+            if m.correct == correct and m.sandbox_only is None]
 
 
 def check_correct(mutant: Mutant) -> None:
@@ -141,5 +139,7 @@ def check_bug(mutant: Mutant) -> None:
     assert result.score < result.max_score, describe(result)
     missing = [name for name in mutant.must_fail if name not in failed]
     assert not missing, f"{missing} should fail\n{describe(result)}"
+    if mutant.fails_only is not None:
+        assert failed == set(mutant.fails_only), f"only {sorted(mutant.fails_only)} should fail\n{describe(result)}"
     if mutant.mistake:
         assert named, f"no failed check names {mutant.mistake!r}\n{describe(result)}"

@@ -4,9 +4,11 @@ import pytest
 from .harness import cases, check_bug, check_correct
 from .variants_attention import MUTANTS as ATTENTION
 from .variants_decoders import MUTANTS as DECODERS
+from .variants_older_book import MUTANTS as OLDER_BOOK
 from .variants_softmax import MUTANTS as SOFTMAX
+from .variants_spec import HOSTILE, MUTANTS as SPEC
 
-MUTANTS = SOFTMAX + ATTENTION + DECODERS
+MUTANTS = SOFTMAX + ATTENTION + DECODERS + SPEC + OLDER_BOOK + HOSTILE  # cases() leaves out the sandbox-only
 
 
 @pytest.mark.parametrize("mutant", cases(MUTANTS, correct=True))

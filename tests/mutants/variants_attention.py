@@ -501,7 +501,7 @@ class BilinearAttention(nn.Module):
         if valid_lens is not None:
             lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
             keep = torch.arange(keys.shape[1], device=keys.device)[None, None, :] < lens[..., None]
-            scores = scores.masked_fill(~keep, float("-inf"))
+            scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
         self.attention_weights = scores.softmax(-1)
         return nn.functional.dropout(self.attention_weights, self.dropout.p, self.training) @ values'''),
         correct=True),

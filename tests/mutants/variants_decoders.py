@@ -17,7 +17,7 @@ SKELETON = {  # task -> (class name, recurrent layer, attention)
     DOT: ("DotAttentionDecoder", "nn.GRU", "DotProductAttention(dropout)"),
 }
 STEPS = ("step by step equals teacher forcing",)
-WEIGHTS = ("attention weights per step, zero beyond enc_valid_lens",)
+WEIGHTS = ("attention weights per step match the reference",)
 SHAPES = ("state and output shapes",)
 
 
