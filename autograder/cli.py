@@ -40,11 +40,14 @@ def grade(
     config: Annotated[Optional[Path], typer.Option(help="grader.yml to use instead of the repo's")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda or auto (default: grader.yml)")] = None,
     student: Annotated[Optional[list[str]], typer.Option(help="grade only this student (repeatable)")] = None,
+    executor: Annotated[str, typer.Option(help="local (this machine) or ray (a Ray cluster, see README)")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="the Ray cluster's address, HOST:PORT "
+                                                        "(default: the cluster running on this machine)")] = None,
 ) -> None:
     """Grade every submission found under PATHS and write the results to OUTPUT."""
     from .config import ConfigError
     from .run import Options, prepare
-    options = Options(paths, assignment, output, jobs, seed, force, config, device, student or [])
+    options = Options(paths, assignment, output, jobs, seed, force, config, device, student or [], executor, address)
     try:
         run = prepare(options)
     except ConfigError as error:

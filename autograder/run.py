@@ -37,6 +37,8 @@ class Options:
     config: Path | None = None
     device: str | None = None
     students: list[str] = field(default_factory=list)
+    executor: str = "local"             # local (this machine's processes) or ray (a Ray cluster)
+    address: str | None = None          # the Ray cluster's address, for --executor ray
 
 
 @dataclass
@@ -50,6 +52,7 @@ class GradeRun:
     reused: set[str] = field(default_factory=set)
     stopped_by: int | None = None
     report: Path | None = None
+    executor: str = "local"
 
     def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None) -> int:
         pending = []
@@ -69,7 +72,7 @@ class GradeRun:
             on_done(result, False)
         try:
             if pending:
-                grade_all(self.batch, pending, self.jobs, deliver)
+                self._grade_all()(self.batch, pending, self.jobs, deliver)
         except Stopped as stop:
             self.stopped_by = stop.signum
         self.folder.write_grades(list(self.results.values()), list(self.batch.settings.spec.tasks))
@@ -87,6 +90,12 @@ class GradeRun:
             self.nbgrader.record(result, submission.path)
         except RecordError as error:
             self.folder.notes.append(f"nbgrader: {error}")
+
+    def _grade_all(self):
+        if self.executor == "ray":
+            from .ray_pool import grade_all as on_cluster
+            return on_cluster
+        return grade_all
 
     @property
     def failed(self) -> list[str]:
@@ -114,14 +123,20 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path)
     config = parse_config(config_bytes, config_path, course)
-    settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
-    jobs = _jobs(options.jobs, settings.device)
+    _check_executor(options)
+    if options.executor == "ray":  # the cluster's devices and CPUs, not this machine's
+        from .ray_pool import plan
+        settings, jobs = plan(config, options, course)
+    else:
+        settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
+        jobs = _jobs(options.jobs, settings.device)
     submissions = find_submissions(options.paths, options.assignment, settings.spec.notebook,
                                    options.students)
     if not submissions:
         raise ConfigError(f"no submissions of {options.assignment} found under "
                           f"{', '.join(map(str, options.paths))}")
-    _check_sandbox()
+    if options.executor == "local":  # on a cluster, each node's slots check their own
+        _check_sandbox()
     nbgrader = NbgraderCourse.detect(options.paths)
     if nbgrader is not None:
         nbgrader.check(options.assignment, settings.spec.notebook,
@@ -129,7 +144,14 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
     batch = Batch(settings, config, config_bytes, course, options.force)
-    return GradeRun(batch, folder, submissions, jobs, nbgrader)
+    return GradeRun(batch, folder, submissions, jobs, nbgrader, executor=options.executor)
+
+
+def _check_executor(options: Options) -> None:
+    if options.executor not in ("local", "ray"):
+        raise ConfigError(f"--executor {options.executor}: use local (this machine) or ray (a Ray cluster)")
+    if options.address is not None and options.executor != "ray":
+        raise ConfigError(f"--address {options.address}: only a Ray cluster has an address; add --executor ray")
 
 
 def _jobs(jobs: int | None, device: str) -> int:

@@ -1,0 +1,262 @@
+"""Grading on a Ray cluster: ``pool.grade_all``'s contract, with slots on many hosts.
+
+Each slot is a Ray actor that owns one ``Sandbox`` (the same zygote and limits as the local
+pool) on whichever node Ray places it, with one CPU, and on CUDA one GPU of its own. This
+process, the driver, keeps the queue: it reads each notebook itself and sends its bytes
+(a node need not see the driver's files), and gets a ``SubmissionResult`` back, which it
+alone writes. Nodes need the same autograder checkout installed (``pip install -e
+'.[ray]'``); a slot refuses to start on a node whose grading code or helpers differ.
+
+A node that dies loses the submissions in flight on it: they are graded again on another
+slot, at most ``ATTEMPTS`` times, then get the local pool's ``grader_failed`` result. A
+lost slot is replaced when the cluster has room. Ray is imported only here, and only
+when ``--executor ray`` is asked for.
+"""
+import hashlib
+import logging
+import socket
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from .config import ConfigError, GraderConfig
+from .course import Course
+from .grading import RunSettings
+from .pipeline import Batch, grade_submission, grader_version, read_submission
+from .pool import ATTEMPTS, StopSignals, Stopped, failed_result
+from .results import SubmissionResult
+from .submissions import Submission
+
+SLOT_START_TIMEOUT_S = 600.0  # a slot imports torch and starts a zygote; a busy node is slow
+POLL_S = 1.0                  # ray.wait in short steps, so that SIGINT/SIGTERM stop the batch
+INSTALL = "pip install 'attention-autograder[ray]' (or pip install -e '.[ray]' in the repository)"
+
+
+def plan(config: GraderConfig, options, course: Course) -> tuple[RunSettings, int]:
+    """Connect to the cluster at ``options.address`` and size the run by its resources:
+    the device is the cluster's (the driver may have no GPU), ``--jobs`` defaults to its
+    CPUs (GPUs on CUDA). Raises ``ConfigError`` when Ray or the cluster is missing."""
+    if options.jobs is not None and options.jobs < 1:
+        raise ConfigError(f"--jobs {options.jobs}: give at least 1 (or leave it out: one per CPU of the cluster)")
+    ray = _connect(options.address)
+    resources = ray.cluster_resources()
+    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
+    wanted = options.device or config.device
+    if wanted == "cuda" and gpus == 0:
+        raise ConfigError(f"device cuda: the Ray cluster at {_where(options.address)} has no GPU; "
+                          f"use --device cpu (or auto), or start its nodes with --num-gpus")
+    device = "cuda" if wanted == "cuda" or (wanted == "auto" and gpus > 0) else "cpu"
+    # resolved as cpu here, then set to the cluster's device: this machine's GPUs do not matter
+    settings = RunSettings.resolve(config, options.assignment, options.seed, "cpu", course)
+    settings = replace(settings, device=device)
+    if device == "cuda":
+        return settings, min(options.jobs or gpus, gpus)  # one slot per GPU
+    return settings, options.jobs or max(cpus, 1)
+
+def _connect(address: str | None):
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"--executor ray needs Ray, which is not installed: {INSTALL}") from None
+    if ray.is_initialized():
+        return ray
+    try:
+        ray.init(address=address or "auto", logging_level=logging.WARNING, log_to_driver=False,
+                 namespace="autograder")
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ConfigError(f"--address {_where(address)}: cannot reach a Ray cluster ({first[:200]}); "
+                          f"start one with `ray start --head` and pass its address") from None
+    return ray
+
+
+def _where(address: str | None) -> str:
+    return address or "auto (this machine's running cluster)"
+
+
+def code_digest(course: Course, assignment: str) -> str:
+    """The grading code's version and the assignment's helper package: every node must
+    grade with the same (a node with an older checkout would grade differently)."""
+    digest = hashlib.sha256(grader_version(course).encode())
+    package = course.helper_package(assignment)
+    for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class Slot:
+    """One grading slot on a Ray node (made a Ray actor by ``_slot_class``): its own
+    ``Sandbox``, started from the thread that runs every call (bubblewrap dies with it)."""
+
+    def __init__(self, batch: Batch, digest: str):
+        from .course import COURSE
+        from .sandbox import use_one_torch_thread
+        from .sandbox.sandbox import Sandbox
+        use_one_torch_thread()
+        self.host = socket.gethostname()
+        mine = code_digest(COURSE, batch.settings.assignment)
+        if mine != digest:
+            raise RuntimeError(f"node {self.host} has other grading code ({mine}, the driver {digest}): "
+                               f"install the same autograder checkout on every node and run `make release`")
+        self.batch = batch
+        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-ray-"))
+        gpu = _ray_gpu() if batch.settings.device == "cuda" else 0
+        self.sandbox = Sandbox(gpu, COURSE.helper_package(batch.settings.assignment),
+                               batch.config.sandbox.limits(), batch.settings.device)
+        self.sandbox.start()
+
+    def ready(self) -> str:
+        return self.host
+
+    def grade(self, student_id: str, name: str, data: bytes) -> SubmissionResult:
+        """Grade the notebook ``data`` (the driver read it) as ``name``, its file name."""
+        path = self.scratch / (Path(name).name if Path(name).name not in ("", ".", "..") else "submission.ipynb")
+        path.write_bytes(data)
+        submission = Submission(student_id, path)
+        try:
+            return grade_submission(self.sandbox, self.batch, submission)
+        except Exception as error:  # our own failure: that student's error, the batch goes on
+            return failed_result(self.batch, submission, f"{type(error).__name__}: {error}")
+        finally:
+            path.unlink(missing_ok=True)
+
+
+def _ray_gpu() -> int:
+    """The GPU Ray gave this slot: its /dev/nvidiaN is the one the sandbox mounts."""
+    import ray
+    return int(ray.get_gpu_ids()[0])
+
+
+def _slot_class(batch: Batch):
+    import ray
+    gpus = 1 if batch.settings.device == "cuda" else 0
+    # Ray's own restarts and retries are off: the driver regrades and replaces, with bounds
+    return ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=0, max_task_retries=0)(Slot)
+
+
+def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
+              on_result: Callable[[Submission, SubmissionResult], None]) -> None:
+    """Grade every submission on ``jobs`` slots of the cluster; ``on_result`` runs here,
+    as each finishes. Raises ``Stopped`` on SIGINT/SIGTERM, after ending the slots."""
+    _connect(None)
+    with StopSignals() as stop:
+        cluster = _Cluster(batch, jobs, stop)
+        try:
+            cluster.run(deque(submissions), on_result)
+        finally:
+            cluster.close()
+
+
+class _Cluster:
+    """The driver's side: slots starting, idle and busy; the queue; attempts per submission."""
+
+    def __init__(self, batch: Batch, jobs: int, stop: StopSignals):
+        import ray
+        self.ray, self.batch, self.stop = ray, batch, stop
+        self.actor = _slot_class(batch)
+        self.digest = code_digest(batch.course, batch.settings.assignment)
+        self.starting: dict = {}   # ready() ref -> actor
+        self.busy: dict = {}       # grade() ref -> (actor, submission)
+        self.idle: list = []
+        self.attempts: Counter = Counter()
+        self.starts_left, self.ever_started, self.start_error = jobs * (ATTEMPTS + 1), False, ""
+        for _ in range(jobs):
+            self._start_slot()
+
+    def run(self, queue: deque, on_result) -> None:
+        waiting_since = time.monotonic()
+        while queue or self.busy:
+            while self.idle and queue:
+                self._dispatch(queue.popleft(), on_result)
+            refs = [*self.busy, *self.starting]
+            if not refs:  # no slot alive nor starting, and no more starts allowed
+                raise RuntimeError(f"no grading slot could start on the Ray cluster: {self.start_error}")
+            done, _ = self.ray.wait(refs, num_returns=1, timeout=POLL_S)
+            if self.stop.signum is not None:
+                raise Stopped(self.stop.signum)
+            if done:
+                waiting_since = time.monotonic()
+            elif not self.busy and time.monotonic() - waiting_since > SLOT_START_TIMEOUT_S:
+                self._give_up(queue, on_result)
+                return
+            for ref in done:
+                if ref in self.starting:
+                    self._started(ref)
+                else:
+                    self._finished(ref, queue, on_result)
+
+    def _dispatch(self, submission: Submission, on_result) -> None:
+        data, problem = read_submission(submission, self.batch.config.max_notebook_mb << 20)
+        if problem is not None:  # unreadable here: no node needed to say so
+            on_result(submission, grade_submission(None, self.batch, submission))
+            return
+        actor = self.idle.pop()
+        ref = actor.grade.remote(submission.student_id, submission.path.name, data)
+        self.busy[ref] = (actor, submission)
+
+    def _started(self, ref) -> None:
+        actor = self.starting.pop(ref)
+        try:
+            self.ray.get(ref)
+        except self.ray.exceptions.RayError as error:
+            self.start_error = _gist(error)
+            self._start_slot()
+            return
+        self.ever_started = True
+        self.idle.append(actor)
+
+    def _finished(self, ref, queue: deque, on_result) -> None:
+        actor, submission = self.busy.pop(ref)
+        try:
+            result = self.ray.get(ref)
+        except self.ray.exceptions.RayError as error:  # the slot (or its node) is gone
+            self._lost(actor, submission, error, queue, on_result)
+            return
+        self.idle.append(actor)
+        on_result(submission, result)
+
+    def _lost(self, actor, submission: Submission, error, queue: deque, on_result) -> None:
+        self.ray.kill(actor, no_restart=True)
+        self.attempts[submission] += 1
+        again = self.attempts[submission] < ATTEMPTS
+        print(f"ray: a grading slot was lost while grading {submission.student_id} "
+              f"({_gist(error)[:200]}); {'grading it again' if again else 'giving up on it'}",
+              file=sys.stderr, flush=True)
+        if again:
+            queue.appendleft(submission)
+        else:
+            on_result(submission, failed_result(self.batch, submission,
+                                                f"its Ray grading slot was lost {ATTEMPTS} times"))
+        self._start_slot()
+
+    def _give_up(self, queue: deque, on_result) -> None:
+        """No slot has been able to start for a long time: what is left fails (graded next run)."""
+        if not self.ever_started:
+            raise RuntimeError(f"no grading slot started on the Ray cluster in {SLOT_START_TIMEOUT_S:.0f} s"
+                               f"{': ' + self.start_error if self.start_error else ''}")
+        while queue:
+            submission = queue.popleft()
+            on_result(submission, failed_result(self.batch, submission, "no Ray node had room for a grading slot"))
+
+    def _start_slot(self) -> None:
+        if self.starts_left <= 0:
+            return
+        self.starts_left -= 1
+        actor = self.actor.remote(self.batch, self.digest)
+        self.starting[actor.ready.remote()] = actor
+
+    def close(self) -> None:
+        """End every slot: killing an actor ends its sandbox (bubblewrap dies with it)."""
+        for actor in [*self.idle, *self.starting.values(), *(a for a, _ in self.busy.values())]:
+            self.ray.kill(actor, no_restart=True)
+        self.idle, self.starting, self.busy = [], {}, {}
+
+
+def _gist(error: BaseException) -> str:
+    """The last line of a Ray error: the cause, after Ray's traceback."""
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else type(error).__name__
