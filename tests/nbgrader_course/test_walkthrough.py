@@ -17,7 +17,6 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import parse_utc
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.gradebook import NbgraderCourse
 from autograder.results import SubmissionResult
 
 from ..notebooks.cells import nbgrader
@@ -40,26 +39,16 @@ def students_submit(course: Course, command: str, kept: dict) -> None:
 
 
 def after_grading(course: Course, command: str, kept: dict) -> None:
-    """Read the CLI's results, keep what formgrader shows, then grade the written answer."""
+    """Read the CLI's results, keep what it recorded and what formgrader shows, then grade the
+    written answer."""
     output = course.root / option(command, "--output")
     kept["results"] = {student: SubmissionResult.model_validate_json((output / f"{student}.json").read_text())
                        for student in STUDENTS}
     with open(output / "grades.csv", newline="") as handle:
         kept["grades_csv"] = {row["student_id"]: row for row in csv.DictReader(handle)}
-    record_unless_wired(course, kept["results"])
     kept["autograded"] = {student: course.autograded(student) for student in STUDENTS}
     kept["formgrader"] = formgrader_data(course)
     grade_written_answers(course)
-
-
-def record_unless_wired(course: Course, results: dict) -> None:
-    # TODO(#12): delete once `autograder grade` records into the course itself; then the
-    # autograded notebooks exist here and this does nothing.
-    if all((course.root / "autograded" / student / ASSIGNMENT / NOTEBOOK).exists() for student in results):
-        return
-    nbgrader_course = NbgraderCourse.detect([course.root])
-    for student, result in results.items():
-        nbgrader_course.record(result, course.submitted(student))
 
 
 def formgrader_data(course: Course) -> dict:
