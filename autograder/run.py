@@ -66,7 +66,7 @@ class GradeRun:
                 on_done(cached, True)
 
         def deliver(submission: Submission, result: SubmissionResult) -> None:
-            self.folder.save(result)
+            result = self.folder.save(result)
             self._record(submission, result)
             self.results[submission.student_id] = result
             on_done(result, False)

@@ -125,14 +125,16 @@ class OutputFolder:
                 pass  # timings are for the report only
         return result
 
-    def save(self, result: SubmissionResult) -> None:
-        """The result, its Markdown feedback and its timings, each written atomically."""
+    def save(self, result: SubmissionResult) -> SubmissionResult:
+        """The result, its feedback (Markdown and HTML) and its timings, each written
+        atomically; returns the result as written (rendered, clean text)."""
         stem, result = file_stem(result.student_id), self.rendered(result)
         self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
         write_student_page(result, self.path / "feedback" / f"{stem}.html", self.language)
         self._write(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
         data = result.model_dump(mode="json", exclude=_TIMING_FIELDS)
         self._write(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
+        return result
 
     def rendered(self, result: SubmissionResult) -> SubmissionResult:
         """A copy with every ``message`` rendered in the folder's language, and every string

@@ -94,7 +94,7 @@ def batch(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     config = yaml.safe_load((REPO / "grader.yml").read_text())
     config["sandbox"].update(cell_timeout_s=3, call_timeout_s=5, submission_timeout_s=90, memory_mb=1024,
                              max_processes=16, max_output_kb=8)
-    (root / "grader.yml").write_text(yaml.safe_dump(config))
+    (root / "grader.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     out = root / "out"
     command = [sys.executable, "-m", "autograder.cli", "grade", str(inbox), "--assignment", "attention_scoring",
                "--output", str(out), "--config", str(root / "grader.yml"), "--jobs", "2"]
@@ -159,7 +159,8 @@ def test_each_attack_ends_as_that_students_error(batch):
     assert "too_many_crashes" in codes["b_crash_loop"]
     assert "more_issues" in codes["b_many_errors"]
     assert codes["b_oversized"] == {"too_large"}
-    assert load(out, "b_class_property")["tasks"][0]["score"] == 0.0
+    scores = {t["id"]: t["score"] for t in load(out, "b_class_property")["tasks"]}
+    assert scores["masked_softmax"] < 3.0  # a callable object that ignores valid_lens, graded as one
     assert "**score: 15 / 15**" not in (out / "feedback" / "b_fence_type_name.md").read_text(encoding="utf-8")
     messages = json.dumps(load(out, "b_error_flood"))
     assert len(messages) < 200_000
