@@ -106,11 +106,16 @@ def _filesystem_args(binds: list[tuple[Path, str]], plan: Plan) -> list[str]:
         args += ["--perms", "0755", "--dir", parent]
     for host, inside in binds:
         args += ["--ro-bind", str(host), inside]
-    args += _hide_secrets(binds)
+    return args + _hide_secrets(binds) + _tmp_proc_dev_args(plan)
+
+
+def _tmp_proc_dev_args(plan: Plan) -> list[str]:
+    """/tmp (ours as root, else bubblewrap's: bytes capped, inodes not), /proc without
+    the key files, and a minimal /dev."""
     if plan.tmp_mount is not None:
-        args += ["--bind", str(plan.tmp_mount), "/tmp"]
-    else:  # bubblewrap's own tmpfs: bytes capped, inodes not
-        args += ["--perms", "1777", "--size", str(plan.tmp_mb << 20), "--tmpfs", "/tmp"]
+        args = ["--bind", str(plan.tmp_mount), "/tmp"]
+    else:
+        args = ["--perms", "1777", "--size", str(plan.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--proc", "/proc"]
     for name in HIDDEN_PROC_FILES:
         if os.path.exists(name):

@@ -123,7 +123,8 @@ def own_namespaces() -> bool:
 def drop_capabilities() -> None:
     """No capability in any set, the bounding set included (where we may still drop it)."""
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
-    last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    with open("/proc/sys/kernel/cap_last_cap") as file:
+        last = int(file.read())
     for cap in range(last + 1):
         if _libc.prctl(ctypes.c_ulong(PR_CAPBSET_DROP), ctypes.c_ulong(cap),
                        ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:

@@ -68,6 +68,7 @@ from .worker import Submission, Worker
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxUnavailable", "check_available", "gpu_slots"]
 
 START_TIMEOUT_S, SETUP_TIMEOUT_S, KILL_TIMEOUT_S = 60.0, 30.0, 8.0
+DEFAULT_LIMITS = Limits()
 class Sandbox:
     """One slot: a zygote kept warm across submissions, one worker at a time.
 
@@ -77,7 +78,7 @@ class Sandbox:
     says why).
     """
 
-    def __init__(self, slot: int, helper_package: Path, limits: Limits = Limits(), device: str = "cpu"):
+    def __init__(self, slot: int, helper_package: Path, limits: Limits = DEFAULT_LIMITS, device: str = "cpu"):
         self.slot, self.helper_package = slot, Path(helper_package).resolve()
         self.limits, self.device = limits, device
         self.uid: int | None = None  # what student code runs as, once started
@@ -213,13 +214,27 @@ class Sandbox:
                     gpu=gpu, zygote_args=json.dumps(zygote_args))
 
     def _launch(self) -> None:
+        with tempfile.TemporaryFile() as stderr:
+            self._control, self.starts = self._popen(stderr), self.starts + 1
+            try:
+                self._receive(START_TIMEOUT_S)
+                # bubblewrap exits as soon as the zygote does, leaving PID 1 of the namespace
+                # to die after it: note that PID now, to wait for it in _stop()
+                self._init = first_child(self._process.pid)
+            except ZygoteGone:
+                self._stop()
+                stderr.seek(0)
+                tail = stderr.read()[-2000:].decode(errors="replace").strip()
+                raise SandboxError(f"the sandbox did not start: {tail or 'no message'}") from None
+
+    def _popen(self, stderr) -> socket.socket:
+        """Start bubblewrap with the zygote; returns our end of its control socket."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         join = [os.open(path, os.O_WRONLY | os.O_CLOEXEC)
                 for path in self.groups.slot_procs + self.groups.worker_procs]
         split = len(self.groups.slot_procs)
         args = {"control": theirs.fileno(), "uid": self.uid if self._lease else None,
                 "slot_cgroups": join[:split], "worker_cgroups": join[split:]}
-        stderr = tempfile.TemporaryFile()
         try:
             command = bwrap_command(shutil.which("bwrap"), self._plan(args))
             self._process = subprocess.Popen(
@@ -232,18 +247,7 @@ class Sandbox:
             theirs.close()  # now only the zygote holds it: its death reads as EOF here
             for fd in join:
                 os.close(fd)
-        self._control, self.starts = ours, self.starts + 1
-        with stderr:
-            try:
-                self._receive(START_TIMEOUT_S)
-                # bubblewrap exits as soon as the zygote does, leaving PID 1 of the namespace
-                # to die after it: note that PID now, to wait for it in _stop()
-                self._init = first_child(self._process.pid)
-            except ZygoteGone:
-                self._stop()
-                stderr.seek(0)
-                tail = stderr.read()[-2000:].decode(errors="replace").strip()
-                raise SandboxError(f"the sandbox did not start: {tail or 'no message'}") from None
+        return ours
 
     def _spawn_once(self, book_source: str | None) -> Worker:
         grader_end, worker_end = socket.socketpair()

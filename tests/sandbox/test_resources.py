@@ -58,16 +58,17 @@ def test_a_sleeping_cell_stops_at_the_wall_clock_backstop(sandbox, monkeypatch):
     """Does a cell that sleeps for ever end at wall_factor times its limit, with a reason
     that says it was wall-clock time and how much CPU it used?"""
     monkeypatch.setattr(sandbox, "limits", dataclasses.replace(LIMITS, cell_timeout_s=1))
-    with contextlib.closing(sandbox.spawn(None)) as worker:
-        with pytest.raises(WorkerLost, match=r"^timed out after 5 s of wall-clock time, with 0\.\d s of CPU time"):
-            run(worker, "import time\ntime.sleep(600)")
+    reason = r"^timed out after 5 s of wall-clock time, with 0\.\d s of CPU time"
+    with contextlib.closing(sandbox.spawn(None)) as worker, pytest.raises(WorkerLost, match=reason):
+        run(worker, "import time\ntime.sleep(600)")
 
 
 BUSY_CHILDREN = ("import os\nstart, go = os.pipe()\nfor _ in range(30):\n    if os.fork() == 0:\n"
                  "        os.setsid()\n        os.close(go)\n        os.read(start, 1)  # spin once all are forked\n"
                  "        while True:\n            pass\nos.close(go)\n")
 CORRECT_WORK = ("import torch\ndef work():\n    torch.manual_seed(0)\n    x = torch.randn(256, 256)\n"
-                "    for _ in range(2500):  # about 1 s of CPU\n        x = torch.tanh(x @ x / 16)\n    return float(x.sum())\n")
+                "    for _ in range(2500):  # about 1 s of CPU\n        x = torch.tanh(x @ x / 16)\n"
+                "    return float(x.sum())\n")
 
 
 def test_a_busy_slot_does_not_starve_another(sandbox, busy_sandbox, monkeypatch):
