@@ -93,6 +93,7 @@ def student_venv(request, release_dir, tmp_path_factory) -> StudentVenv:
 
 def test_install_keeps_the_cpu_torch(student_venv):
     """Does `pip install -r requirements.txt` keep the CPU torch and pull nothing of CUDA?"""
+    print(student_venv.kind, {name: student_venv.installed[name] for name in (*STUDENT_REQUIREMENTS, "jupyterlab")})
     assert student_venv.installed["torch"] == "2.13.0+cpu"
     assert not [name for name in student_venv.installed if name.startswith(("nvidia", "triton", "cuda"))]
 
