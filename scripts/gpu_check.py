@@ -28,7 +28,7 @@ SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 import gpu_check_report as report  # noqa: E402 - the scripts folder is not a package
 from gpu_check_build import build, by_priority, chosen_mutants  # noqa: E402
-from gpu_check_stages import STOPPED, Check, steady  # noqa: E402
+from gpu_check_stages import STOPPED, Check  # noqa: E402
 
 from tests.mutants.harness import ASSIGNMENT_OF  # noqa: E402
 from tests.notebooks.cells import ASSIGNMENTS, REPO, grader_tasks  # noqa: E402
@@ -114,8 +114,9 @@ def grade_all(check: Check, students: dict[str, list[str]]) -> dict:
         check.stage(f"autograder grade --device {device} {assignment} ({label})", state,
                     f"{graded}/{count} graded, exit {rc}, {seconds:.1f} s; {last}")
         slots = min(jobs, check.facts.get("gpus") or 1) if device == "cuda" else jobs
+        steady, own = report.seconds_per_submission(into, sorted(run.errors), slots)
         check.timing.append(f"| {assignment} | {label} | {slots} | {graded} | {seconds:.1f} | "
-                            f"{seconds / max(graded, 1):.2f} | {steady(into, slots)} |")
+                            f"{seconds / max(graded, 1):.2f} | {steady} | {own} |")
         run.stopped = rc == STOPPED
     return runs
 

@@ -103,3 +103,18 @@ def error_codes(runs: dict[str, Scores]) -> list[str]:
         listed = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items())) or "none"
         lines.append(f"- {label}: {listed}")
     return lines
+
+
+def seconds_per_submission(folder: Path, students: list[str], slots: int) -> tuple[str, str]:
+    """(steady, own): seconds per submission and slot once running, from the spread of the
+    result files' write times; and the mean of the grader's own per-submission timing
+    (``timing/<student>.json``, ``phases.total``) where it writes one ("-" otherwise)."""
+    times = sorted((folder / f"{s}.json").stat().st_mtime for s in students if (folder / f"{s}.json").exists())
+    steady = f"{(times[-1] - times[0]) / (len(times) - 1) * slots:.2f}" if len(times) > 1 else "-"
+    totals = []
+    for student in students:
+        try:
+            totals.append(float(json.loads((folder / "timing" / f"{student}.json").read_text())["phases"]["total"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return steady, f"{sum(totals) / len(totals):.2f}" if totals else "-"

@@ -145,7 +145,8 @@ class Check:
         if self.timing:
             lines += ["", "## Time per submission (autograder grade, wall clock)", "",
                       "| assignment | run | slots | graded | wall s | s per submission | "
-                      "steady s per submission and slot |", "|---|---|---:|---:|---:|---:|---:|", *self.timing]
+                      "steady s per submission and slot | grader's own s per submission |",
+                      "|---|---|---:|---:|---:|---:|---:|---:|", *self.timing]
         lines += ["", self.verdict()]
         (self.out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -174,10 +175,3 @@ def _stop(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-
-
-def steady(folder: Path, slots: int) -> str:
-    """Seconds per submission and slot once running: the spread of the result files' write
-    times, times the slots that wrote them."""
-    times = sorted(p.stat().st_mtime for p in folder.glob("*.json"))
-    return f"{(times[-1] - times[0]) / (len(times) - 1) * slots:.2f}" if len(times) > 1 else "-"

@@ -10,7 +10,7 @@ and installed with ``--no-index --no-deps`` by ``scripts/gpu_check.sh``.
 
 ``RUNTIME_MODULES`` is what a run imports; a test imports them and checks that every
 distribution they load is either carried or taken from the machine, so the list
-cannot fall behind the code.
+cannot fall behind the code (``OPTIONAL``: imported when installed, needed by nothing).
 """
 import argparse
 import importlib.metadata
@@ -75,6 +75,10 @@ FROM_MACHINE = {  # distribution -> why it is not carried (the GPU machine has i
     "tzdata": "arrow", "Jinja2": "torch", "MarkupSafe": "Jinja2", "sympy": "torch", "mpmath": "sympy",
     "networkx": "torch", "filelock": "torch", "fsspec": "torch",
     "attention-autograder": "this repository, on PYTHONPATH",
+}
+
+OPTIONAL = {  # distribution -> who imports it when it is installed (here, or there), needing none
+    "msgpack": "jupyter_client's serializer (the GPU machine has it)", "orjson": "jupyter_client's serializer",
 }
 
 # bubblewrap (the sandbox) and the libraries it links, from Debian, unpacked by
