@@ -42,8 +42,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         lines = "\n".join(f"  {pid}: {command}" for (pid, _), command in sorted(left.items()))
-        reporter.write_line(f"FAILED: {len(left)} processes of grader runs the tests started were "
-                            f"still running at the end (killed now):\n{lines}", red=True)
+        reporter.ensure_newline()
+        reporter.write_line(f"FAILED: {len(left)} processes that the tests started (run marker "
+                            f"{SESSION_MARKER}) were still running 5 s after the last test; killed:\n{lines}",
+                            red=True)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
