@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent
@@ -85,6 +86,21 @@ def cuda_tests(check: Check) -> None:
     check.stage(f"pytest -m cuda ({len(files)} files)", state, last)
 
 
+@dataclass(frozen=True)
+class Run:
+    """One ``autograder grade`` of one assignment on one device."""
+    label: str
+    device: str
+    assignment: str
+    jobs: int
+    into: Path
+
+    def command(self, check: Check) -> list[str]:
+        return [sys.executable, "-m", "autograder.cli", "grade", str(check.work / "submissions" / self.assignment),
+                "--assignment", self.assignment, "--output", str(self.into), "--device", self.device,
+                "--jobs", str(self.jobs), "--force"]
+
+
 def grade_all(check: Check, students: dict[str, list[str]]) -> dict:
     """``autograder grade`` every assignment on both devices; {(label, assignment): Scores}.
 
@@ -94,31 +110,36 @@ def grade_all(check: Check, students: dict[str, list[str]]) -> dict:
     parallel = check.device == "cuda"
     cpu_jobs = max(1, (check.jobs - 4) // 2) if parallel else check.jobs
     deadline = check.until(share=0.65)
-    plan, runs = [], {}
-    for label, device in zip(check.labels, check.devices, strict=True):
-        for assignment in ASSIGNMENTS:
-            jobs = check.jobs if device == "cuda" else cpu_jobs
-            into = check.work / "results" / label.replace(" ", "_") / assignment
-            command = [sys.executable, "-m", "autograder.cli", "grade", str(check.work / "submissions" / assignment),
-                       "--assignment", assignment, "--output", str(into), "--device", device,
-                       "--jobs", str(jobs), "--force"]
-            plan.append((label, device, assignment, jobs, into, command))
-    started = [check.start(f"grade {p[0]} {p[2]}", p[5], deadline=deadline) if parallel else None for p in plan]
-    for (label, device, assignment, jobs, into, command), job in zip(plan, started, strict=True):
-        job = job or check.start(f"grade {label} {assignment}", command, deadline=deadline)
-        rc, seconds, output = check.finish(job, deadline)
-        runs[(label, assignment)] = run = report.read_run(into)
-        graded, count = len({s for s, _ in run.scores} | set(run.errors)), len(students[assignment])
-        state = "ok" if rc == 0 and graded == count else "PARTIAL" if rc == STOPPED else "FAIL"
-        last = (output.strip().splitlines() or [""])[-1][:200]
-        check.stage(f"autograder grade --device {device} {assignment} ({label})", state,
-                    f"{graded}/{count} graded, exit {rc}, {seconds:.1f} s; {last}")
-        slots = min(jobs, check.facts.get("gpus") or 1) if device == "cuda" else jobs
-        steady, own = report.seconds_per_submission(into, sorted(run.errors), slots)
-        check.timing.append(f"| {assignment} | {label} | {slots} | {graded} | {seconds:.1f} | "
-                            f"{seconds / max(graded, 1):.2f} | {steady} | {own} |")
-        run.stopped = rc == STOPPED
+    plan = [Run(label, device, assignment, check.jobs if device == "cuda" else cpu_jobs,
+                check.work / "results" / label.replace(" ", "_") / assignment)
+            for label, device in zip(check.labels, check.devices, strict=True) for assignment in ASSIGNMENTS]
+    started = [check.start(f"grade {r.label} {r.assignment}", r.command(check), deadline=deadline)
+               if parallel else None for r in plan]
+    check.wait([job for job in started if job], deadline)
+    runs = {}
+    for run, job in zip(plan, started, strict=True):
+        job = job or check.start(f"grade {run.label} {run.assignment}", run.command(check), deadline=deadline)
+        runs[(run.label, run.assignment)] = record(check, run, check.finish(job, deadline),
+                                                   len(students[run.assignment]))
     return runs
+
+
+def record(check: Check, run: Run, finished: tuple[int, float, str], count: int) -> report.Scores:
+    """A run's stage line and timing row; its scores, read back from its output folder."""
+    rc, seconds, output = finished
+    scores = report.read_run(run.into)
+    scores.stopped = rc == STOPPED
+    graded = len(scores.errors)  # every result file names its student there
+    state = "ok" if rc == 0 and graded == count else "PARTIAL" if rc == STOPPED else "FAIL"
+    last = (output.strip().splitlines() or [""])[-1][:200]
+    check.stage(f"autograder grade --device {run.device} {run.assignment} ({run.label})", state,
+                f"{graded}/{count} graded, exit {rc}, {seconds:.1f} s; {last}")
+    slots = min(run.jobs, check.facts.get("gpus") or 1) if run.device == "cuda" else run.jobs
+    steady, own = report.seconds_per_submission(run.into, sorted(scores.errors), slots)
+    per = f"{seconds / graded:.2f}" if graded else "-"
+    check.timing.append(f"| {run.assignment} | {run.label} | {slots} | {graded} | {seconds:.1f} | {per} "
+                        f"| {steady} | {own} |")
+    return scores
 
 
 def compare_cli(check: Check, students: dict[str, list[str]], runs: dict) -> None:

@@ -30,6 +30,8 @@ class Job:
     process: subprocess.Popen | None  # None: not started, the budget was spent
     output: Path
     started: float
+    ended: float | None = None
+    status: int | None = None
 
 
 class Check:
@@ -65,21 +67,31 @@ class Check:
             process = subprocess.Popen(command, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
         return Job(name, process, output, time.monotonic())
 
+    def wait(self, jobs: list[Job], deadline: float | None) -> None:
+        """Until every job has ended, noting when each did; at ``deadline``, stop the rest."""
+        running = [job for job in jobs if job.process is not None and job.status is None]
+        while running and (deadline is None or time.monotonic() < deadline):
+            for job in running:
+                if job.process.poll() is not None:
+                    job.ended, job.status = time.monotonic(), job.process.returncode
+            running = [job for job in running if job.status is None]
+            time.sleep(0.2 if running else 0)
+        for job in jobs:
+            if job.status is None:
+                if job.process is not None:
+                    _stop(job.process)
+                job.ended, job.status = time.monotonic(), STOPPED
+
     def finish(self, job: Job, deadline: float | None) -> tuple[int, float, str]:
         """Wait for ``job`` until ``deadline``, then stop it: (exit status, seconds, output)."""
-        rc = STOPPED
-        if job.process is not None:
-            try:
-                rc = job.process.wait(timeout=None if deadline is None else max(1.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _stop(job.process)
-        seconds = time.monotonic() - job.started
+        self.wait([job], deadline)
+        seconds = job.ended - job.started
         output = job.output.read_text(encoding="utf-8", errors="replace")
-        if rc == STOPPED:
+        if job.status == STOPPED:
             output += f"\nstopped at its deadline after {seconds:.0f} s\n"
-        self.log.write(f"\n===== {job.name} (exit {rc}, {seconds:.1f} s)\n{output}")
+        self.log.write(f"\n===== {job.name} (exit {job.status}, {seconds:.1f} s)\n{output}")
         self.log.flush()
-        return rc, seconds, output
+        return job.status, seconds, output
 
     def run(self, name: str, command: list[str], at_most: float, share: float = 1.0):
         deadline = self.until(share, at_most)
@@ -98,6 +110,7 @@ class Check:
     def inkernel_results(self, label: str, device: str, jobs: list[Job], ids: list[str],
                          deadline: float | None) -> dict:
         """Wait for the shards; {mutant id: result}; a stage line says how far they got."""
+        self.wait(jobs, deadline)
         statuses = [self.finish(job, deadline)[0] for job in jobs]
         found, cuda_used = {}, []
         for i in range(len(jobs)):
