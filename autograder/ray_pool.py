@@ -32,6 +32,7 @@ from .results import SubmissionResult
 from .submissions import Submission
 
 SLOT_START_TIMEOUT_S = 600.0  # a slot imports torch and starts a zygote; a busy node is slow
+CONNECT_TIMEOUT_S = 5.0
 POLL_S = 1.0                  # ray.wait in short steps, so that SIGINT/SIGTERM stop the batch
 INSTALL = "pip install 'attention-autograder[ray]' (or pip install -e '.[ray]' in the repository)"
 
@@ -64,6 +65,7 @@ def _connect(address: str | None):
         raise ConfigError(f"--executor ray needs Ray, which is not installed: {INSTALL}") from None
     if ray.is_initialized():
         return ray
+    _check_reachable(address)
     try:
         ray.init(address=address or "auto", logging_level=logging.WARNING, log_to_driver=False,
                  namespace="autograder")
@@ -72,6 +74,18 @@ def _connect(address: str | None):
         raise ConfigError(f"--address {_where(address)}: cannot reach a Ray cluster ({first[:200]}); "
                           f"start one with `ray start --head` and pass its address") from None
     return ray
+
+
+def _check_reachable(address: str | None) -> None:
+    """A HOST:PORT that nothing answers on is said at once (Ray itself retries for minutes)."""
+    host, _, port = (address or "").rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        return  # auto, or a ray:// client address: Ray's own check
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        raise ConfigError(f"--address {address}: no Ray cluster answers there ({error.strerror or error}); "
+                          f"start one with `ray start --head --port {port}`, or check the address") from None
 
 
 def _where(address: str | None) -> str:
@@ -168,19 +182,12 @@ class _Cluster:
             self._start_slot()
 
     def run(self, queue: deque, on_result) -> None:
-        waiting_since = time.monotonic()
+        self.waiting_since = time.monotonic()
         while queue or self.busy:
             while self.idle and queue:
                 self._dispatch(queue.popleft(), on_result)
-            refs = [*self.busy, *self.starting]
-            if not refs:  # no slot alive nor starting, and no more starts allowed
-                raise RuntimeError(f"no grading slot could start on the Ray cluster: {self.start_error}")
-            done, _ = self.ray.wait(refs, num_returns=1, timeout=POLL_S)
-            if self.stop.signum is not None:
-                raise Stopped(self.stop.signum)
-            if done:
-                waiting_since = time.monotonic()
-            elif not self.busy and time.monotonic() - waiting_since > SLOT_START_TIMEOUT_S:
+            done = self._wait()
+            if done is None:
                 self._give_up(queue, on_result)
                 return
             for ref in done:
@@ -188,6 +195,21 @@ class _Cluster:
                     self._started(ref)
                 else:
                     self._finished(ref, queue, on_result)
+
+    def _wait(self) -> list | None:
+        """What finished within ``POLL_S``; None once no slot could start for
+        ``SLOT_START_TIMEOUT_S`` while none was grading."""
+        refs = [*self.busy, *self.starting]
+        if not refs:  # no slot alive nor starting, and no more starts allowed
+            raise RuntimeError(f"no grading slot could start on the Ray cluster: {self.start_error}")
+        done, _ = self.ray.wait(refs, num_returns=1, timeout=POLL_S)
+        if self.stop.signum is not None:
+            raise Stopped(self.stop.signum)
+        if done or self.busy:
+            self.waiting_since = time.monotonic()
+        elif time.monotonic() - self.waiting_since > SLOT_START_TIMEOUT_S:
+            return None
+        return done
 
     def _dispatch(self, submission: Submission, on_result) -> None:
         data, problem = read_submission(submission, self.batch.config.max_notebook_mb << 20)
