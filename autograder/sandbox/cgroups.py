@@ -110,9 +110,13 @@ class _Counter:
             self.fd = -1
 
 
-def create(uid: int, memory_mb: int, max_processes: int, cpus: float) -> tuple[NoGroups, str | None]:
-    """The slot's groups with their limits set, or ``NoGroups`` and the reason why not."""
+def create(uid: int, memory_mb: int, max_processes: int, cpus: float,
+           is_free=lambda uid: False) -> tuple[NoGroups, str | None]:
+    """The slot's groups with their limits set, or ``NoGroups`` and the reason why not.
+    Groups left by slots that are gone (``is_free(their uid)``: a run killed before it
+    could remove them) are removed on the way."""
     mounts = _cgroup_mounts()
+    _sweep(mounts, is_free)
     v1 = {c: mounts["v1"][c] for c in V1_CONTROLLERS if c in mounts["v1"]}
     try:
         if len(v1) == len(V1_CONTROLLERS):
@@ -166,6 +170,20 @@ def _create_v2(uid: int, mount: Path, memory_mb: int, max_processes: int, cpus: 
     return SlotGroups("v2", [slot], {c: slot / "worker" for c in V2_CONTROLLERS})
 
 
+def _sweep(mounts: dict, is_free) -> None:
+    """Remove the empty groups of slots whose uid nobody holds, where we would make ours."""
+    own = _own_paths()
+    parents = {m / own.get(c, "").lstrip("/") for c, m in mounts["v1"].items()}
+    if mounts["v2"] is not None:
+        parents.add(mounts["v2"] / own.get("", "/").lstrip("/"))
+    for parent in parents:
+        for top in parent.glob("autograder-*"):
+            uid = top.name.removeprefix("autograder-")
+            if uid.isdigit() and is_free(int(uid)) and not any(_ids(p) for p in top.rglob("cgroup.procs")):
+                for folder in (top / "worker", top / "zygote", top):
+                    _rmdir(folder, tries=1)
+
+
 def _cgroup_mounts() -> dict:
     """{"v1": {controller: mount point}, "v2": mount point or None (when it has no
     controllers to give, as in a hybrid layout where v1 holds them all)}."""
@@ -208,10 +226,10 @@ def _write(path: Path, value) -> None:
     path.write_text(f"{value}\n")
 
 
-def _rmdir(path: Path) -> None:
+def _rmdir(path: Path, tries: int = 50) -> None:
     """Remove an empty group; a group whose last process is still being reaped is busy
     for a moment."""
-    for _ in range(50):
+    for _ in range(tries):
         try:
             os.rmdir(path)
             return

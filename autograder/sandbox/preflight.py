@@ -1,6 +1,9 @@
 """Before any slot starts: whether this machine can run the sandbox at all, how many
-slots a device allows, and the fallbacks the sandbox states (once per process) when it
-runs with less than it wants."""
+slots a device allows, and the fallbacks the sandbox states (once per process, as a
+RuntimeWarning) when it runs with less than it wants: not root (bubblewrap's user
+namespace, the grader's own uid, no cap on the number of files in /tmp); no usable
+cgroup (memory capped per process only, no CPU share, wall-clock time limits); no
+unprivileged user namespaces (workers share the slot's network and IPC namespaces)."""
 import os
 import shutil
 import subprocess

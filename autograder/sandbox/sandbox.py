@@ -42,14 +42,13 @@ Kernel channels a student could reach, and what closes each:
   bits only between two students running at the same time who cooperate, and leave
   nothing behind.
 
-Fallbacks, each with a warning: not root (bubblewrap's user namespace, the grader's own
-uid, no inode cap on /tmp); no usable cgroup (memory per process only, wall-clock
-timeouts); no unprivileged user namespaces (the slot's namespaces only).
+Fallbacks, each stated once: see ``preflight``.
 
 bubblewrap's ``--die-with-parent`` fires when the *thread* that started the slot
 ends: start slots from a thread that lives as long as they do.
 """
 import json
+import multiprocessing.util
 import os
 import shutil
 import socket
@@ -90,6 +89,7 @@ class Sandbox:
         self._control: socket.socket | None = None
         self._worker: Worker | None = None
         self._submission: Submission | None = None
+        self._finalizer: multiprocessing.util.Finalize | None = None
 
     def __enter__(self) -> "Sandbox":
         self.start()
@@ -149,6 +149,9 @@ class Sandbox:
         if self._lease is not None:
             self._lease.release()
             self._lease = None
+        if self._finalizer is not None:
+            self._finalizer.cancel()
+            self._finalizer = None
         self.uid = None
 
     def end_submission(self, wait_s: float = 0.0) -> str:
@@ -193,7 +196,11 @@ class Sandbox:
                                f"on this host (see {uids.LOCK_DIR})")
         self.uid = self._lease.uid
         limits = self.limits
-        self.groups, why = cgroups.create(self.uid, limits.memory_mb, limits.max_processes, limits.cpus)
+        self.groups, why = cgroups.create(self.uid, limits.memory_mb, limits.max_processes, limits.cpus,
+                                          is_free=uids.is_free)
+        # At exit, even in a multiprocessing child (which ends with os._exit, so atexit
+        # never runs): the slot's cgroups must not outlive the run.
+        self._finalizer = multiprocessing.util.Finalize(None, self.close, exitpriority=10)
         if why:
             warn_once(NO_CGROUP.format(why=why))
 

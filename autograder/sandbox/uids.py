@@ -62,6 +62,21 @@ def lease_uid(lock_dir: Path = LOCK_DIR) -> UidLease | None:
     return None
 
 
+def is_free(uid: int, lock_dir: Path = LOCK_DIR) -> bool:
+    """Whether no live process holds ``uid``'s lease (for clearing what a dead run left)."""
+    try:
+        fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # drops the lock again if we took it
+
+
 def uids_with_processes() -> set[int]:
     """Real uids of every process on the host (not the owner of ``/proc/<pid>``, which
     is root for a process that is not dumpable)."""

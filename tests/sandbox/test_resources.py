@@ -108,7 +108,7 @@ def busy_sandbox(other_sandbox, monkeypatch):
 def test_without_a_cgroup_it_says_so_once_and_still_runs(monkeypatch, helper_package):
     """With no usable cgroup, does the slot warn once (not per submission) what is not
     bounded, and still run a cell?"""
-    monkeypatch.setattr(cgroups, "create", lambda *args: (cgroups.NoGroups(), "no cgroup here"))
+    monkeypatch.setattr(cgroups, "create", lambda *args, **kwargs: (cgroups.NoGroups(), "no cgroup here"))
     monkeypatch.setattr(preflight, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
