@@ -107,3 +107,33 @@ def uids_with_keys() -> set[int]:
     except OSError:
         return set()
     return {int(line.split(":")[0]) for line in lines if line.strip()}
+
+
+def leftovers(only: list[int] | None = None) -> dict[int, list[str]]:
+    """What slot uids that no live slot holds still own on the host: processes, kernel
+    keys, System V objects (of the host's IPC namespace). Empty when every run cleaned
+    up; ``only`` restricts the check to some uids."""
+    candidates = only if only is not None else range(FIRST_UID, FIRST_UID + UID_COUNT)
+    processes, keys = processes_by_uid(), uids_with_keys()
+    found: dict[int, list[str]] = {}
+    for uid in candidates:
+        if not is_free(uid):
+            continue  # a live slot's, perhaps another run's that leased it since
+        items = [f"process {pid}" for pid in processes.get(uid, [])]
+        items += ["kernel keys"] * (uid in keys) + [f"System V {kind}" for kind in _sysv_owned_by(uid)]
+        if items:
+            found[uid] = items
+    return found
+
+
+def _sysv_owned_by(uid: int) -> list[str]:
+    kinds = []
+    for kind in ("shm", "msg", "sem"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        column = lines[0].split().index("uid")
+        kinds += [kind for line in lines[1:] if line.split() and int(line.split()[column]) == uid]
+    return kinds
+

@@ -8,7 +8,9 @@ import pytest
 
 from autograder.sandbox.sandbox import Sandbox
 
-from .helpers import CAN_SANDBOX, LIMITS, OTHER_SLOT, SKIP_REASON, SLOT, leftovers, make_helper_package, processes_of
+from autograder.sandbox.uids import leftovers
+
+from .helpers import CAN_SANDBOX, LIMITS, OTHER_SLOT, SKIP_REASON, SLOT, make_helper_package, processes_of
 
 LEASED: list[int] = []  # every slot uid the session used
 
@@ -23,8 +25,7 @@ def helper_package(tmp_path_factory) -> Path:
 def nothing_left_behind():
     """After the whole session: no process, key or IPC object of a slot uid, no cgroup."""
     yield
-    for uid in LEASED:
-        assert leftovers(uid) == [], f"uid {uid} left something on the machine"
+    assert leftovers(only=LEASED) == {}, "a slot uid left something on the machine"
 
 
 def _slot(slot: int, helper_package: Path, limits=LIMITS):

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from autograder.sandbox.sandbox import Limits
-from autograder.sandbox.uids import processes_by_uid, uids_with_keys
+from autograder.sandbox.uids import processes_by_uid
 
 CAN_SANDBOX = sys.platform == "linux" and os.geteuid() == 0 and shutil.which("bwrap") is not None
 SKIP_REASON = "the sandbox tests need Linux, root and bubblewrap (make sandbox-deps)"
@@ -19,23 +19,6 @@ LIMITS = Limits(cell_timeout_s=3, call_timeout_s=2, submission_timeout_s=60, wal
 def processes_of(uid: int) -> list[int]:
     """Host pids whose real uid is ``uid``."""
     return processes_by_uid().get(uid, [])
-
-
-def leftovers(uid: int) -> list[str]:
-    """What a slot uid still owns on the host: processes, kernel keys, System V objects."""
-    found = [f"process {pid}" for pid in processes_of(uid)]
-    if uid in uids_with_keys():
-        found.append("kernel keys")
-    for kind in ("shm", "msg", "sem"):
-        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
-        owners = [int(line.split()[_uid_column(kind)]) for line in lines if line.strip()]
-        found += [f"System V {kind}" for owner in owners if owner == uid]
-    return found
-
-
-def _uid_column(kind: str) -> int:
-    header = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[0].split()
-    return header.index("uid")
 
 
 def make_helper_package(folder: Path) -> Path:
