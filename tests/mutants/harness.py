@@ -9,6 +9,7 @@ checks as the sandboxed path.
 """
 import functools
 import math
+import warnings
 from dataclasses import dataclass
 
 import pytest
@@ -85,6 +86,7 @@ def settings(assignment: str) -> RunSettings:
 def grade(mutant: Mutant) -> TaskResult:
     """The mutant's grade for its task, from the grader's own config and seed."""
     torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", "dropout option adds dropout", UserWarning)  # the student's GRU, one layer
     runner = Runner()
     runner.use_namespace(notebook_namespace())
     reply = runner.handle({"op": "exec", "args": {"label": mutant.task_id, "source": mutant.source}})
