@@ -254,7 +254,7 @@ def _law(task: AttentionTask):
 
 def _gradients(task: AttentionTask):
     """In float64, the gradients with respect to queries, keys, values and every parameter
-    equal the reference's (SPEC §2; no row of valid length 0)."""
+    equal the reference's (SPEC §2; no row of valid length 0), where the output is right."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             reference, module = build(student, task, case)
@@ -262,9 +262,10 @@ def _gradients(task: AttentionTask):
             q, k, v, lens = inputs(case)
             R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
             reply = gradients.student_gradients(student, module.handle, [[None, [q, k, v, lens]]], R)
-            expected_inputs, expected_params = gradients.reference_gradients(
+            output, expected_inputs, expected_params = gradients.reference_gradients(
                 lambda leaves: reference64(*leaves, lens), [q, k, v], reference64, R)
-            gradients.compare(reply, ["queries", "keys", "values"], expected_inputs, expected_params, case.code())
+            gradients.compare(reply, output, ["queries", "keys", "values"], expected_inputs, expected_params,
+                              case.code())
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, dtype=torch.float64),
                test, ctx, max_examples=max(5, ctx.max_examples // 2))
     return run

@@ -266,8 +266,8 @@ def _gradients(task: DecoderTask):
             def forward(xs):
                 enc = (xs[0], (xs[1], xs[2])) if task.lstm else (xs[0], xs[1])
                 return reference64(tgt, reference64.init_state(enc, lens))[0]
-            expected_inputs, expected_params = gradients.reference_gradients(forward, leaves, reference64, R)
-            gradients.compare(reply, names, expected_inputs, expected_params, case.code())
+            output, expected_inputs, expected_params = gradients.reference_gradients(forward, leaves, reference64, R)
+            gradients.compare(reply, output, names, expected_inputs, expected_params, case.code())
         search(decoder_cases(dtype=torch.float64), test, ctx, max_examples=5)
     return run
 

@@ -3,7 +3,7 @@ with respect to the inputs and to every parameter the contract names equal the r
 
 The loss is ``(output * R).sum()`` for a fixed random ``R``, in float64. The worker computes
 the student's gradients (``gradients`` request: values, no verdict); they are compared here
-with the reference's, one tensor at a time. This catches what forward values cannot show:
+with the reference's, one tensor at a time, on the examples where the output is right. This catches what forward values cannot show:
 weights or states detached from the graph, parameters that get no gradient, in-place
 edits that break autograd (the student's error is shown).
 """
@@ -15,7 +15,7 @@ from torch.utils._pytree import tree_flatten
 
 from ..results import text
 from ..sandbox.proxy import StudentError
-from .compare import check_tensor
+from .compare import check_tensor, close
 from .core import fail
 
 WHAT_INPUT = "tensor.gradient_of"
@@ -28,16 +28,16 @@ def cotangent(shape: tuple, seed: int) -> Tensor:
 
 
 def reference_gradients(forward: Callable[[list[Tensor]], Tensor], inputs: list[Tensor],
-                        module: torch.nn.Module, R: Tensor) -> tuple[list[Tensor], dict[str, Tensor]]:
-    """The reference's gradients: of every input in ``inputs`` (made leaves here) and of
-    every parameter of ``module``, for ``forward(leaves)`` and the cotangent ``R``."""
+                        module: torch.nn.Module, R: Tensor) -> tuple[Tensor, list[Tensor], dict[str, Tensor]]:
+    """The reference's output, and its gradients: of every input in ``inputs`` (made leaves
+    here) and of every parameter of ``module``, for ``forward(leaves)`` and the cotangent ``R``."""
     leaves = [t.detach().requires_grad_() for t in inputs]
     params = dict(module.named_parameters())
     output = forward(leaves)
     grads = torch.autograd.grad(output, leaves + list(params.values()), grad_outputs=R, allow_unused=True)
     zeros = [torch.zeros_like(t) for t in leaves + list(params.values())]
     grads = [z if g is None else g for g, z in zip(grads, zeros)]
-    return grads[:len(leaves)], dict(zip(params, grads[len(leaves):]))
+    return output.detach(), grads[:len(leaves)], dict(zip(params, grads[len(leaves):]))
 
 
 def student_gradients(student, handle, calls: list, R: Tensor) -> dict:
@@ -49,9 +49,15 @@ def student_gradients(student, handle, calls: list, R: Tensor) -> dict:
     return reply
 
 
-def compare(reply: dict, input_names: list[str], expected_inputs: list[Tensor],
+def compare(reply: dict, expected_output: Tensor, input_names: list[str], expected_inputs: list[Tensor],
             expected_params: dict[str, Tensor], case_code: str) -> None:
-    """Fail on the first gradient that is missing or differs from the reference's."""
+    """Fail on the first gradient that is missing or differs from the reference's. Judged only
+    where the student's output equals the reference's: a wrong output has wrong gradients
+    too, and its own check charges it (one property per check, SPEC §3)."""
+    output = reply.get("output")
+    scale = expected_output.abs().max().item() if expected_output.numel() else 0.0
+    if not close(output, expected_output, 1e-6 * (1 + scale)):
+        return
     got_inputs = tree_flatten(reply["inputs"])[0]
     pairs = list(zip(input_names, got_inputs, expected_inputs))
     pairs += [(name, reply["parameters"].get(name, MISSING), g) for name, g in expected_params.items()]

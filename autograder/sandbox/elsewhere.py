@@ -105,6 +105,12 @@ def _run(func, args: tuple, kwargs: dict):
 class _Dispatch(TorchDispatchMode):
     """Sees factories too (``torch.arange(K, device=X.device)``), which have no tensor argument."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Nothing here is compiled; torch would otherwise wrap __torch_dispatch__ so that its
+        # first call imports torch._dynamo (about 7 s on these machines, in every worker).
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         return _run(func, args, kwargs or {})
 

@@ -82,8 +82,9 @@ _WHAT = {
         "длиной 0 (и конечен в них)"),
     "what.attention.gradients match the reference": (
         "the gradients with respect to queries, keys, values and every parameter equal the reference's "
-        "(float64)",
-        "градиенты по запросам, ключам, значениям и всем параметрам совпадают с эталоном (float64)"),
+        "(float64; judged where the output is right)",
+        "градиенты по запросам, ключам, значениям и всем параметрам совпадают с эталоном (float64; "
+        "там, где выход верен)"),
     "what.attention.deterministic in eval mode": (
         "in eval mode, with dropout > 0, the output equals the output without dropout, call after call",
         "в режиме eval при dropout > 0 выход равен выходу без dropout при каждом вызове"),
@@ -110,9 +111,9 @@ _WHAT = {
         "пошаговое декодирование с передачей состояния совпадает с декодированием всей цели сразу"),
     "what.decoder.gradients match the reference": (
         "the gradients with respect to the encoder's outputs and state and to every parameter of "
-        "embedding, rnn, dense and attention equal the reference's (float64)",
+        "embedding, rnn, dense and attention equal the reference's (float64; judged where the logits are right)",
         "градиенты по выходам и состоянию кодировщика и по всем параметрам embedding, rnn, dense и "
-        "attention совпадают с эталоном (float64)"),
+        "attention совпадают с эталоном (float64; там, где логиты верны)"),
     "what.decoder.deterministic in eval mode": (
         "in eval mode, with dropout > 0, the logits equal the logits without dropout, and decoding again "
         "from the same state gives them again",

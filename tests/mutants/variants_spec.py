@@ -263,3 +263,29 @@ def masked_softmax(X, valid_lens):
     return torch.softmax(X, dim=-1)  # nothing found: valid_lens ignored
 ''', correct=False, sandbox_only="reads the process's memory, which the nbgrader path shares with the checks"),
 ]
+
+# Gaming the device check (issue 9 item 9): CPU-only code that hides from the probes.
+CPU_ONLY_MASK = '''
+    lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+    keep = torch.arange(X.shape[-1])[None, None, :] < lens[:, :, None]  # no device=
+    return torch.softmax(X.masked_fill(~keep, -1e6), dim=-1)'''
+MUTANTS += [
+    Mutant(SOFTMAX, "empty_result_on_meta", '''
+def masked_softmax(X, valid_lens):
+    if X.device.type == "meta":
+        return torch.empty_like(X)  # shapes are all the meta device can check
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)''' + CPU_ONLY_MASK + "\n", correct=False, fails_only=DEVICE),
+    Mutant(SOFTMAX, "device_error_raised_as_another", '''
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    try:''' + CPU_ONLY_MASK.replace("\n    ", "\n        ") + '''
+    except RuntimeError:
+        raise ValueError("valid_lens has the wrong shape") from None
+''', correct=False, fails_only=DEVICE),
+    # Raises on 2-D lengths only: a shape error, charged by the value checks, not by the device check.
+    Mutant(DOT, "breaks_on_2d_lengths", _dot(weights="masked_softmax(scores, None if valid_lens is None else "
+                                                     "valid_lens.reshape(-1)[:scores.shape[0]])"),
+           correct=False),
+]
