@@ -1,5 +1,6 @@
 """Helpers shared by the sandbox tests."""
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -30,6 +31,14 @@ def make_helper_package(folder: Path) -> Path:
     (folder / "assignment.ipynb").write_text('{"solution": "TA-SECRET"}')
     folder.chmod(0o755)  # pytest makes it 0700; the sandbox's user must cross it
     return package
+
+
+def cut_at_its_limit(reason: str, limit: float) -> bool:
+    """Did a busy cell end at its CPU-time limit? On a machine so loaded that the cell got
+    less than 1/wall_factor of a CPU, the wall-clock backstop ends it instead, and then its
+    reason must say that the machine was overloaded."""
+    return reason == f"timed out after {limit:g} s" or bool(
+        re.fullmatch(r"timed out after \d+ s of wall-clock time, .*the machine was overloaded.*", reason))
 
 
 def run(worker, source: str) -> dict:

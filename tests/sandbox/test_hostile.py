@@ -12,7 +12,7 @@ import pytest
 
 from autograder.sandbox.proxy import Student, WorkerLost
 
-from .helpers import LIMITS, processes_of, run
+from .helpers import LIMITS, cut_at_its_limit, processes_of, run
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(60)
@@ -49,10 +49,11 @@ def test_a_segfault_loses_the_worker_naming_the_signal(worker):
 
 
 def test_an_infinite_loop_is_cut_at_the_cell_timeout(worker):
-    """Is ``while True: pass`` stopped within the cell timeout plus two seconds?"""
+    """Is ``while True: pass`` stopped at the cell's CPU-time limit (or, on a machine too
+    loaded to give it that, at the wall-clock backstop)?"""
     reason, took = lost(worker, "while True:\n    pass")
-    assert reason == "timed out after 3 s"  # its CPU time, not the wall-clock backstop
-    assert took < LIMITS.cell_timeout_s * LIMITS.wall_factor + 2
+    assert cut_at_its_limit(reason, LIMITS.cell_timeout_s)
+    assert took < LIMITS.cell_timeout_s * LIMITS.wall_factor + 5
 
 
 def test_one_deadline_bounds_the_submission_across_workers(sandbox):
@@ -116,7 +117,7 @@ def test_printed_output_is_capped(worker):
 def test_an_endless_print_flood_is_bounded_in_time(worker):
     """Does printing 10**8 lines end by the cell timeout, not fill the grader's memory?"""
     reason, took = lost(worker, "for i in range(10**8):\n    print(i)")
-    assert reason == "timed out after 3 s" and took < LIMITS.cell_timeout_s * LIMITS.wall_factor + 2
+    assert cut_at_its_limit(reason, LIMITS.cell_timeout_s) and took < LIMITS.cell_timeout_s * LIMITS.wall_factor + 5
 
 
 def test_c_level_output_goes_nowhere(worker):
@@ -142,10 +143,11 @@ def test_forked_copies_of_the_worker_do_not_answer(worker):
 
 
 def test_a_fork_bomb_is_cut_and_cleaned_up(worker):
-    """Does a classic fork bomb end at the cell timeout, and leave no process behind?"""
+    """Does a classic fork bomb end at the cell's limit (its processes' CPU time counts), and
+    leave no process behind?"""
     reason, _ = lost(worker, "import os\nwhile True:\n    try:\n        os.fork()\n"
                              "    except OSError:\n        pass")
-    assert reason == "timed out after 3 s"
+    assert cut_at_its_limit(reason, LIMITS.cell_timeout_s)
 
 
 @pytest.mark.parametrize("source, error", [

@@ -12,7 +12,7 @@ from autograder.sandbox.proxy import Student, WorkerLost
 from autograder.sandbox.errors import ZygoteGone
 from autograder.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxUnavailable
 
-from .helpers import CAN_SANDBOX, SKIP_REASON, make_helper_package, run
+from .helpers import CAN_SANDBOX, SKIP_REASON, cut_at_its_limit, make_helper_package, run
 
 PACKAGE = Path(sandbox_module.__file__).parent
 pytestmark = pytest.mark.timeout(60)
@@ -78,8 +78,9 @@ def test_a_broken_book_is_the_graders_error(sandbox):
 def test_a_book_that_hangs_is_the_graders_error(sandbox, monkeypatch):
     """Does a book that never finishes stop the spawn with a SandboxError after the set-up time?"""
     monkeypatch.setattr(sandbox_module, "SETUP_TIMEOUT_S", 1.0)
-    with pytest.raises(SandboxError, match="could not be set up: timed out after 1 s"):
+    with pytest.raises(SandboxError, match="could not be set up: ") as caught:
         sandbox.spawn("while True:\n    pass")
+    assert cut_at_its_limit(str(caught.value).split("could not be set up: ")[1], 1.0)
 
 
 def test_a_closed_worker_says_so(sandbox):
