@@ -73,7 +73,7 @@ def test_self_test_installs_the_carried_wheels_and_compares_two_separate_runs(se
         names = set(archive.getnames())
     for assignment in ASSIGNMENTS:
         for run in ("cpu", "cpu_again"):
-            assert f"results/{run}/{assignment}/example-correct.json" in names, sorted(names)[:20]
+            assert f"results/{run}/{assignment}/00-example-correct.json" in names, sorted(names)[:20]
     rows = (out / "scores.csv").read_text().splitlines()
     assert rows[0] == "assignment,student,task,cpu,cpu again,same"
     assert len(rows) > 1 and all(row.endswith(",True") for row in rows[1:])
@@ -106,6 +106,9 @@ def test_carried_wheels_cover_what_the_grader_imports():
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = set(json.loads(done.stdout.splitlines()[-1]))
-    assert imported - set(wheels.CARRIED) - set(wheels.FROM_MACHINE) - set(wheels.OPTIONAL) == set()
-    assert set(wheels.CARRIED) - imported == set()
+    where = "scripts/gpu_check_wheels.py (CARRIED, FROM_MACHINE or OPTIONAL), then make wheels"
+    unlisted = imported - set(wheels.CARRIED) - set(wheels.FROM_MACHINE) - set(wheels.OPTIONAL)
+    assert not unlisted, f"imported but not listed: {sorted(unlisted)}; add them to {where}"
+    unused = set(wheels.CARRIED) - imported
+    assert not unused, f"carried but imported by nothing: {sorted(unused)}; drop them from {where}"
     assert not set(wheels.CARRIED) & set(wheels.FROM_MACHINE)
