@@ -1,0 +1,65 @@
+"""What a failed check tells the student beyond the verdict: heatmaps of the attention weights
+on the failing example, and the older book's forms named with the expected signature."""
+from autograder.report import check_message
+
+from .harness import grade
+from .report import ALL_MUTANTS
+
+HEATMAP_LIMIT = 20
+
+
+def mutant(name: str):
+    return next(m for m in ALL_MUTANTS if m.id == name)
+
+
+def failed(result, check_name: str):
+    return next(c for c in result.checks if c.name == check_name and not c.passed)
+
+
+def assert_small_heatmap(heatmap, rows: int | None = None) -> None:
+    assert heatmap is not None
+    assert len(heatmap.got) == len(heatmap.expected) <= HEATMAP_LIMIT
+    assert all(len(row) <= HEATMAP_LIMIT for row in heatmap.got + heatmap.expected)
+    assert heatmap.got != heatmap.expected
+    if rows is not None:
+        assert len(heatmap.got) == rows
+    assert all(round(v, 3) == v for row in heatmap.got for v in row)
+
+
+def test_attention_module_failing_on_values_draws_both_weights():
+    """Does a module without 1/√d show its attention weights beside the reference's, on the
+    failing example's first batch row, for the output and for the stored weights?"""
+    result = grade(mutant("dot_product_attention-no_sqrt"))
+    for name in ("matches the reference", "attention_weights match the reference"):
+        assert_small_heatmap(failed(result, name).finding.heatmap)
+
+
+def test_decoder_failing_on_values_stacks_its_steps():
+    """Does a decoder with the wrong query show its per-step weights stacked (steps, source)?"""
+    result = grade(mutant("seq2seq_attention_decoder-first_layer_query"))
+    check = failed(result, "matches the reference")
+    steps = check.finding.case_code.split("tgt = ")[1].split("\n")[0].count(",") + 1
+    assert_small_heatmap(check.finding.heatmap, rows=steps)
+
+
+def test_module_without_stored_weights_draws_no_heatmap():
+    """Is there no heatmap where the student kept no weights to draw (the 2020 book)?"""
+    result = grade(mutant("dot_product_attention-keeps_no_weights_2020_book"))
+    assert failed(result, "attention_weights match the reference").finding.heatmap is None
+
+
+def test_older_additive_signature_names_the_expected_one():
+    """Does the d2l 0.17 AdditiveAttention(key_size, query_size, num_hiddens, dropout) get
+    feedback naming this notebook's signature and the older book?"""
+    result = grade(mutant("additive_attention-d2l_017_key_and_query_sizes"))
+    assert result.score == 0
+    message = check_message(result.checks[0], "en")
+    assert "AdditiveAttention(num_hiddens, dropout)" in message and "older book" in message
+    assert "старого издания книги" in check_message(result.checks[0], "ru")
+
+
+def test_lstm_decoder_for_the_gru_state_says_which_state_it_receives():
+    """Does an LSTM decoder that builds (h, zeros_like(h)) hear that init_state gets (outputs, (h, c))?"""
+    result = grade(mutant("lstm_attention_decoder-gru_state_with_zero_cell"))
+    assert result.score == 0
+    assert all("(outputs, (h, c))" in check_message(check, "en") for check in result.checks)
