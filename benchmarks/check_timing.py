@@ -34,7 +34,7 @@ def time_tasks(repeat: int) -> dict[str, dict[str, float]]:
     torch.set_num_threads(1)
     config = load_config()
     seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for assignment, spec in config.assignments.items():
+    for assignment in config.assignments:
         settings = RunSettings.resolve(config, assignment, device="cpu")
         for task_id in settings.autograded:
             for _ in range(repeat):

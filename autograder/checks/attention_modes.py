@@ -57,7 +57,7 @@ def _train_case(task: AttentionTask) -> Case:
     return Case({"queries": values((B, Q, 3), 0.1, 21, torch.float32)[0],
                  "keys": values((B, K, 3), 0.1, 22, torch.float32)[0],
                  "values": eye_and_ones.contiguous(), "valid_lens": None},
-                options={"num_hiddens": 3},
+                options={"num_hiddens": 3} if task.hidden else {},
                 recipes={"values": f"torch.cat([torch.eye({K}), torch.ones({K}, 1)], 1).expand({B}, {K}, {K + 1})"})
 
 
@@ -122,7 +122,7 @@ def _device(task: AttentionTask):
             case = Case({"queries": values((2, 3, 4), 1.0, 31, torch.float32)[0],
                          "keys": values((2, 5, 4), 1.0, 32, torch.float32)[0],
                          "values": values((2, 5, 2), 1.0, 33, torch.float32)[0], "valid_lens": lens},
-                        options={"num_hiddens": 3})
+                        options={"num_hiddens": 3} if task.hidden else {})
             built = {}
 
             def module():

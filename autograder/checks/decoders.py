@@ -176,7 +176,7 @@ def _step_heatmap(module, reference, case: Case, enc_outputs) -> Heatmap | None:
         return None
     expected = _reference_steps(reference, case, enc_outputs)
     if not isinstance(got, (list, tuple)) or len(got) != len(expected) or not all(
-            isinstance(g, Tensor) and g.shape == e.shape for g, e in zip(got, expected)):
+            isinstance(g, Tensor) and g.shape == e.shape for g, e in zip(got, expected, strict=True)):
         return None
     return heatmap(torch.cat(list(got), 1), torch.cat(expected, 1))  # (B, S, T)
 
@@ -220,7 +220,7 @@ def _weights_per_step(task: DecoderTask):
             if not isinstance(weights, (list, tuple)) or len(weights) != S:
                 raise fail(text("decoder.weights_per_step", steps=S), case_code=case.code(),
                            expected=f"[(B, 1, T)] * {S}", got=type(weights).__name__)
-            for step, (got, right) in enumerate(zip(weights, expected)):
+            for step, (got, right) in enumerate(zip(weights, expected, strict=True)):
                 try:
                     check_tensor(got, right, 1e-5, text("decoder.step_weights", step=step), case.code(), "(B, 1, T)")
                 except CheckFailed as failed:

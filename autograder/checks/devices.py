@@ -91,7 +91,7 @@ def _same(got, expected, compare_values: bool) -> bool:
     expected_leaves, expected_spec = tree_flatten(expected)
     if got_spec != expected_spec:
         return False
-    for a, b in zip(got_leaves, expected_leaves):
+    for a, b in zip(got_leaves, expected_leaves, strict=True):
         if isinstance(a, Tensor) != isinstance(b, Tensor):
             return False
         if not isinstance(a, Tensor):

@@ -3,9 +3,10 @@ with respect to the inputs and to every parameter the contract names equal the r
 
 The loss is ``(output * R).sum()`` for a fixed random ``R``, in float64. The worker computes
 the student's gradients (``gradients`` request: values, no verdict); they are compared here
-with the reference's, one tensor at a time, on the examples where the output is right. This catches what forward values cannot show:
-weights or states detached from the graph, parameters that get no gradient, in-place
-edits that break autograd (the student's error is shown).
+with the reference's, one tensor at a time, on the examples where the output is right. This
+catches what forward values cannot show: weights or states detached from the graph,
+parameters that get no gradient, in-place edits that break autograd (the student's error
+is shown).
 """
 from collections.abc import Callable
 
@@ -36,8 +37,8 @@ def reference_gradients(forward: Callable[[list[Tensor]], Tensor], inputs: list[
     output = forward(leaves)
     grads = torch.autograd.grad(output, leaves + list(params.values()), grad_outputs=R, allow_unused=True)
     zeros = [torch.zeros_like(t) for t in leaves + list(params.values())]
-    grads = [z if g is None else g for g, z in zip(grads, zeros)]
-    return output.detach(), grads[:len(leaves)], dict(zip(params, grads[len(leaves):]))
+    grads = [z if g is None else g for g, z in zip(grads, zeros, strict=True)]
+    return output.detach(), grads[:len(leaves)], dict(zip(params, grads[len(leaves):], strict=True))
 
 
 def student_gradients(student, handle, calls: list, R: Tensor) -> dict:
@@ -59,7 +60,7 @@ def compare(reply: dict, expected_output: Tensor, input_names: list[str], expect
     if not close(output, expected_output, 1e-6 * (1 + scale)):
         return
     got_inputs = tree_flatten(reply["inputs"])[0]
-    pairs = list(zip(input_names, got_inputs, expected_inputs))
+    pairs = list(zip(input_names, got_inputs, expected_inputs, strict=False))  # the worker's list may be short
     pairs += [(name, reply["parameters"].get(name, MISSING), g) for name, g in expected_params.items()]
     for name, got, expected in pairs:
         if got is MISSING:

@@ -209,7 +209,7 @@ class Runner:
             grads = [None] * len(wrt)
         return {"output": output.detach() if isinstance(output, torch.Tensor) else output,
                 "inputs": list(grads[:len(leaves)]),
-                "parameters": {name: g for (name, _), g in zip(params, grads[len(leaves):])}}
+                "parameters": {name: g for (name, _), g in zip(params, grads[len(leaves):], strict=True)}}
 
     def op_getattr(self, target, name: str):
         return getattr(self._target(target), name)

@@ -28,6 +28,6 @@ def _row(task_id: str) -> tuple:
 def table() -> str:
     rows = [HEADER, *(_row(t) for t in TASK_IDS)]
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(HEADER))]
-    lines = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)) for r in rows]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
     misses = [f"  {m.id}: {m.grader_misses}" for m in ALL_MUTANTS if m.grader_misses]
     return "\n".join([*lines, "", "known misses (strict xfail):", *misses])
