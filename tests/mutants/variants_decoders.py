@@ -257,9 +257,9 @@ BUGS = [
         "        self.apply(init_seq2seq)\n",
         "        self.scorer = AdditiveAttention(num_hiddens, dropout)  # the other exercise's scoring\n"
         "        self.apply(init_seq2seq)\n"), correct=False),
-    # A CPU buffer written step by step: fails on CUDA (dense meets a CPU tensor), but on the
-    # meta device the copy into it raises "Cannot copy out of meta tensor", which is no
-    # device error, so the meta check leaves it undecided.
+    # A CPU buffer written step by step: fails on CUDA (dense meets a CPU tensor). Meta
+    # cannot copy into it ("Cannot copy out of meta tensor"); the emulated device allows the
+    # copy, as CUDA does, and raises where dense meets the buffer.
     Mutant(SEQ, "logits_buffer_on_the_cpu", _cell(SEQ, INIT_STATE + '''
     def forward(self, X, state):
         enc_outputs, hidden_state, enc_valid_lens = state

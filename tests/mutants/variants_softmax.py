@@ -155,8 +155,8 @@ def masked_softmax(X, valid_lens):
     keep = torch.arange(X.shape[-1])[None, None, :] < lens[:, :, None]  # no device=
     return torch.softmax(X.masked_fill(~keep, -1e6), dim=-1)
 ''', correct=False),
-    # Right on the CPU; on CUDA it returns a CPU tensor. On meta, the copy into the CPU
-    # buffer raises "Cannot copy out of meta tensor", which is no device error.
+    # Right on the CPU; on CUDA it returns a CPU tensor (the copy into the CPU buffer is
+    # allowed there). Meta cannot copy out; the emulated device sees the result on the CPU.
     Mutant(TASK, "weights_buffer_on_the_cpu", '''
 def masked_softmax(X, valid_lens):
     if valid_lens is None:
