@@ -53,6 +53,8 @@ def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
     pending = list(submissions)
     with StopSignals() as stop:
         while pending:
+            if stop.signum is not None:  # noted while the last pool's results were written
+                raise Stopped(stop.signum)
             pending = _one_pool(batch, pending, jobs, attempts, on_result, stop)
 
 
