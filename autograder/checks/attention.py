@@ -123,16 +123,21 @@ def _new(student, task: AttentionTask, case: Case, dropout: float):
     try:
         return student.new(task.name, **task.init(case, dropout))
     except StudentError:
-        if task.older_signature is None:
+        if task.older_signature is None or not _takes_older_arguments(student, task, case, dropout):
             raise
-        q, k = case.tensors["queries"], case.tensors["keys"]
-        try:
-            student.new(task.name, k.shape[-1], q.shape[-1], case.options["num_hiddens"], dropout)
-        except StudentError:
-            raise  # the original error: it is not the older signature either
         raise fail(text("attention.older_signature", got=task.older_signature,
                         expected=SIGNATURES[task.name]), case_code=case.code(),
                    mistake="older_additive_signature") from None
+
+
+def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: float) -> bool:
+    """Whether the class is built by the older book's (key_size, query_size, num_hiddens, dropout)."""
+    q, k = case.tensors["queries"], case.tensors["keys"]
+    try:
+        student.new(task.name, k.shape[-1], q.shape[-1], case.options["num_hiddens"], dropout)
+    except StudentError:
+        return False
+    return True
 
 
 def expected(reference, case: Case) -> tuple[Tensor, Tensor, float]:
