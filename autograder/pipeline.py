@@ -20,6 +20,7 @@ import nbformat
 
 from . import __version__
 from .assemble import CellPlan, assemble, grade_id, read_notebook
+from .checks.core import lost_reason
 from .config import GraderConfig
 from .course import COURSE, Course
 from .grading import RunSettings
@@ -149,7 +150,8 @@ def _run(sandbox, batch: Batch, plan: CellPlan, result: SubmissionResult, starte
         graded = session.grade(batch.settings.autograded)
         result.tasks = [graded.get(task.id, task) for task in result.tasks]
     except WorkerLost as lost:  # even the cells could not run to the end
-        result.errors.append(Issue(code="worker_lost", text=text("issue.worker_lost", reason=lost.reason)))
+        code = "too_many_crashes" if lost.why == "too_many_crashes" else "worker_lost"
+        result.errors.append(Issue(code=code, text=text("issue.worker_lost", reason=lost_reason(lost))))
     finally:
         session.close()
         result.warnings += session.warnings

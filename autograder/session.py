@@ -7,6 +7,7 @@ One deadline bounds the whole submission, across every worker it needed.
 """
 import time
 
+from .checks.core import lost_reason
 from .grading import RunSettings, grade_task
 from .results import Issue, TaskResult, text
 from .sandbox.proxy import Student, WorkerLost
@@ -36,15 +37,15 @@ class Session:
                 return
             self.skipped.add(crashed)
             if len(self.skipped) >= MAX_CRASHES:
-                self.errors.append(Issue(code="too_many_crashes", text=text(
-                    "issue.too_many_crashes", count=len(self.skipped), cell=crashed)))
-                raise WorkerLost(f"{len(self.skipped)} cells ended the process")
+                raise WorkerLost(f"{len(self.skipped)} cells ended the process", "too_many_crashes",
+                                 {"count": len(self.skipped)})
 
     def _run_cells(self) -> str | None:
         """Run the cells in a fresh worker; the label of a cell that ended it, or None."""
         self.close()
         if time.monotonic() >= self.deadline:
-            raise WorkerLost("the submission used up its time")
+            raise WorkerLost("the submission used up its time", "submission_time",
+                             {"seconds": f"{self.sandbox.limits.submission_timeout_s:g}"})
         self.worker = self.sandbox.spawn(None, deadline=self.deadline)  # the book comes per task, without its answer
         self.student = Student(self.worker.transport, self.settings.device, self.output_limit)
         for label, source in self.cells:
@@ -54,7 +55,7 @@ class Session:
                 reply = self.worker.transport({"op": "exec", "args": {"label": label, "source": source}})
             except WorkerLost as lost:
                 self.errors.append(Issue(code="cell_crashed", task=self._task(label), text=text(
-                    "issue.cell_crashed", cell=label, reason=lost.reason)))
+                    "issue.cell_crashed", cell=label, reason=lost_reason(lost))))
                 return label
             self.student.keep_output(reply)
             if "error" in reply and not label.endswith(("_visible", "_demo")):

@@ -99,12 +99,17 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
     except StudentError as error:
         return Outcome(verdict(False, finding=raised(error)))
     except WorkerLost as lost:
-        finding = Finding(problem=text("check.did_not_finish", reason=lost.reason))
+        finding = Finding(problem=text("check.did_not_finish", reason=lost_reason(lost)))
         return Outcome(verdict(False, finding=finding), worker_lost=lost.reason)
     except Exception as error:  # a bug in the check: the batch goes on, the TA is told
         return Outcome(verdict(False, finding=Finding(problem=text("check.grader_error"))),
                        grader_error=f"{check.name}: {type(error).__name__}: {error}")
     return Outcome(verdict(True))
+
+
+def lost_reason(lost: WorkerLost) -> Text:
+    """Why the student's process was lost, as a catalogue text."""
+    return text(f"lost.{lost.why}", **lost.params)
 
 
 def raised(error: StudentError, case_code: str | None = None) -> Finding:

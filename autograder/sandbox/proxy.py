@@ -30,11 +30,16 @@ class StudentError(Exception):
 
 class WorkerLost(BaseException):
     """The student's process timed out or died. A BaseException so that hypothesis
-    stops at once instead of shrinking against a dead worker."""
+    stops at once instead of shrinking against a dead worker. ``reason`` says why in
+    English (logs, tests); ``why`` and ``params`` say it for the student's texts
+    (``lost.<why>`` in autograder/texts)."""
 
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, reason: str, why: str = "lost", params: dict | None = None):
+        super().__init__(reason, why, params)  # args round-trip through pickle
+        self.reason, self.why, self.params = reason, why, dict(params or {})
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 Transport = Callable[[dict], dict]

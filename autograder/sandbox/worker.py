@@ -55,7 +55,8 @@ class Worker:
         self._sandbox, self._sock, self._limits = sandbox, sock, sandbox.limits
         self._submission, self._printed = submission, submission.printed
         self._groups = sandbox.groups
-        self._lost, self._died = "", False
+        self._lost: WorkerLost | None = None
+        self._died = False
         self.namespaces: bool | None = None  # whether it got namespaces of its own
 
     def set_up(self, setup: dict, timeout_s: float) -> None:
@@ -81,7 +82,7 @@ class Worker:
         """Send one request and wait for its reply; raises ``WorkerLost`` (and ends the
         submission) on a timeout, a dead process or an unreadable or oversized reply."""
         if not self.alive:
-            raise WorkerLost(self._lost or "the worker was closed")
+            raise self._lost or WorkerLost("the worker was closed", "closed")
         exec_op = request.get("op") == "exec"
         reply = self._checked(self._exchange(request, self._limits.cell_timeout_s if exec_op
                                              else self._limits.call_timeout_s))
@@ -89,13 +90,14 @@ class Worker:
         if exec_op and error is not None and error["type"] == "MemoryError":
             # what the cell allocated stays reachable from its names, and every later call
             # would fail for want of memory: end the worker as if it had crashed
-            raise self._lose(f"ran out of memory ({self._limits.memory_mb} MB)")
+            raise self._lose(f"ran out of memory ({self._limits.memory_mb} MB)", "out_of_memory",
+                             mb=self._limits.memory_mb)
         return reply
 
     def close(self) -> None:
         """End the submission: every process it started is killed."""
         if self.alive:
-            self.alive, self._lost = False, "the worker was closed"
+            self.alive, self._lost = False, WorkerLost("the worker was closed", "closed")
             self._sock.close()
             self._sandbox.end_submission()
 
@@ -107,22 +109,25 @@ class Worker:
             protocol.send(channel, message)
             return protocol.recv(channel)
         except _OutOfTime as out:
-            raise self._lose(out.reason) from None
+            raise self._lose(out.reason, out.why, **out.params) from None
         except _TooLarge:
-            raise self._lose(f"it sent a reply larger than {self._limits.max_reply_mb} MB") from None
+            raise self._lose(f"it sent a reply larger than {self._limits.max_reply_mb} MB", "reply_too_large",
+                             mb=self._limits.max_reply_mb) from None
         except (EOFError, OSError):
             self._died = True
             if self._groups.oom_kills() > ooms:
-                raise self._lose(f"ran out of memory ({self._limits.memory_mb} MB)") from None
-            raise self._lose("the process exited (os._exit or a crash)", wait_s=0.2) from None
+                raise self._lose(f"ran out of memory ({self._limits.memory_mb} MB)", "out_of_memory",
+                                 mb=self._limits.memory_mb) from None
+            raise self._lose("the process exited (os._exit or a crash)", "exited", wait_s=0.2) from None
         except protocol.ProtocolError as error:
-            raise self._lose(f"it sent an unreadable reply ({error})") from None
+            raise self._lose(f"it sent an unreadable reply ({error})", "unreadable_reply",
+                             detail=str(error)[:200]) from None
 
     def _checked(self, reply) -> dict:
         """The reply in the shape the checks expect, with its texts capped and its printed
         output taken from the submission's budget."""
         if not isinstance(reply, dict):
-            raise self._lose("it sent a reply that is not a dict")
+            raise self._lose("it sent a reply that is not a dict", "unreadable_reply", detail="not a dict")
         error = reply.get("error")
         if error is not None:
             error = error if isinstance(error, dict) else {"message": error}
@@ -134,18 +139,25 @@ class Worker:
         reply["stdout"] = self._printed.take(printed) if isinstance(printed, str) else ""
         return reply
 
-    def _lose(self, reason: str, wait_s: float = 0.0) -> WorkerLost:
+    def _lose(self, reason: str, why: str, wait_s: float = 0.0, **params) -> WorkerLost:
+        """End the worker; the ``WorkerLost`` says why in English (``reason``, for logs) and
+        as a text id with parameters (``why``: ``lost.<why>`` in autograder/texts)."""
         self.alive = False
         self._sock.close()
         how = self._sandbox.end_submission(wait_s)
-        self._lost = f"{reason}: {how}" if how and wait_s else reason
-        return WorkerLost(self._lost)
+        if how and wait_s:  # how the process ended: "exit status N" or "killed by SIGNAME"
+            reason = f"{reason}: {how}"
+            number = how.rsplit(" ", 1)[-1]
+            why, params = ("exit_status", {"status": number}) if how.startswith("exit") else (
+                "killed_by", {"signal": number})
+        self._lost = WorkerLost(reason, why, params)
+        return self._lost
 
 
 class _OutOfTime(Exception):
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, why: str, **params):
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.why, self.params = reason, why, params
 
 
 class _TooLarge(Exception):
@@ -168,9 +180,10 @@ class _Clock:
         """Seconds to the earlier of the backstop and the deadline; raises once none is left."""
         now = time.monotonic()
         if now >= self.deadline:
-            raise _OutOfTime(f"the submission used up its {self.submission.seconds:.0f} s")
+            raise _OutOfTime(f"the submission used up its {self.submission.seconds:.0f} s", "submission_time",
+                             seconds=f"{self.submission.seconds:.0f}")
         if now >= self.wall_end:
-            raise _OutOfTime(self._backstop_reason(now))
+            raise self._backstop(now)
         return min(self.deadline, self.wall_end) - now
 
     def wait_s(self) -> float:
@@ -182,21 +195,23 @@ class _Clock:
                 self.stall_start = (now, _stalled_s())
             used = self.groups.cpu_seconds() - self.cpu_start
             if used >= self.limit:
-                raise _OutOfTime(f"timed out after {self.limit:g} s")
+                raise _OutOfTime(f"timed out after {self.limit:g} s", "cpu_timeout", seconds=f"{self.limit:g}")
             self.next_look = now + max((self.limit - used) / self.limits.cpus, MIN_POLL_S)
         return max(min(left, self.next_look - now), 0.0)
 
-    def _backstop_reason(self, now: float) -> str:
-        wall = now - self.started
-        cpu = self.groups.cpu_seconds() - self.cpu_start
-        reason = f"timed out after {wall:.0f} s of wall-clock time, with {cpu:.1f} s of CPU time"
+    def _backstop(self, now: float) -> _OutOfTime:
+        """Out of wall-clock time, and whether the machine was overloaded meanwhile."""
+        wall, cpu = f"{now - self.started:.0f}", f"{self.groups.cpu_seconds() - self.cpu_start:.1f}"
+        reason = f"timed out after {wall} s of wall-clock time, with {cpu} s of CPU time"
         since, stalled = self.stall_start or (now, None)
         now_stalled = _stalled_s()
         if stalled is not None and now_stalled is not None and now > since:
             share = (now_stalled - stalled) / (now - since)
             if share > 0.5:
-                reason += f"; the machine was overloaded (work waited for a CPU {share:.0%} of the time)"
-        return reason
+                return _OutOfTime(f"{reason}; the machine was overloaded (work waited for a CPU "
+                                  f"{share:.0%} of the time)", "wall_timeout_overloaded",
+                                  wall=wall, cpu=cpu, share=f"{share:.0%}")
+        return _OutOfTime(reason, "wall_timeout", wall=wall, cpu=cpu)
 
 
 def _stalled_s() -> float | None:
@@ -224,7 +239,8 @@ class _BoundedSocket:
             self.sock.sendall(data)
         except TimeoutError:
             self.clock.wall_left()  # raises with the reason
-            raise _OutOfTime(f"timed out after {self.clock.limit:g} s") from None
+            raise _OutOfTime(f"timed out after {self.clock.limit:g} s", "cpu_timeout",
+                             seconds=f"{self.clock.limit:g}") from None
 
     def recv(self, size: int) -> bytes:
         while not self.poller.poll(self.clock.wait_s() * 1000):

@@ -48,9 +48,6 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.cell_error": ("cell {cell} raised {type}: {message}", "ячейка {cell} вызвала исключение {type}: {message}"),
     "issue.cell_crashed": ("cell {cell}: {reason}; it was skipped and the other cells were run again",
                            "ячейка {cell}: {reason}; она пропущена, остальные ячейки выполнены заново"),
-    "issue.too_many_crashes": (
-        "{count} cells ended the process; the cells after cell {cell} were not run",
-        "{count} ячеек завершили процесс; ячейки после {cell} не выполнялись"),
     "issue.worker_lost": ("your code could not be run to the end: {reason}",
                           "ваш код не удалось выполнить до конца: {reason}"),
     "issue.more_issues": ("{count} more of these were not kept", "ещё {count} таких сообщений не сохранено"),
@@ -58,6 +55,26 @@ TEXTS: dict[str, tuple[str, str]] = {
                             "again on the next run",
                             "проверяющая программа дала сбой на этой работе ({detail}); работа будет "
                             "проверена заново при следующем запуске"),
+    "lost.closed": ("the worker was closed", "процесс уже закрыт"),
+    "lost.lost": ("the process was lost", "процесс потерян"),
+    "lost.out_of_memory": ("ran out of memory ({mb} MB)", "не хватило памяти ({mb} МБ)"),
+    "lost.cpu_timeout": ("timed out after {seconds} s of CPU time", "не уложился в {seconds} с процессорного времени"),
+    "lost.wall_timeout": ("timed out after {wall} s of wall-clock time, with {cpu} s of CPU time",
+                          "не завершился за {wall} с по часам (процессорного времени {cpu} с)"),
+    "lost.wall_timeout_overloaded": (
+        "timed out after {wall} s of wall-clock time, with {cpu} s of CPU time; the machine was overloaded "
+        "(work waited for a CPU {share} of the time), so this is not held against your code's speed",
+        "не завершился за {wall} с по часам (процессорного времени {cpu} с); машина была перегружена "
+        "(задачи ждали процессор {share} времени), так что скорость вашего кода тут ни при чём"),
+    "lost.submission_time": ("the submission used up its {seconds} s", "работа исчерпала отведённые ей {seconds} с"),
+    "lost.reply_too_large": ("it sent a reply larger than {mb} MB", "он вернул ответ больше {mb} МБ"),
+    "lost.exited": ("the process exited (os._exit or a crash)", "процесс завершился (os._exit или аварийно)"),
+    "lost.exit_status": ("the process exited (os._exit or a crash) with status {status}",
+                         "процесс завершился (os._exit или аварийно) с кодом {status}"),
+    "lost.killed_by": ("the process was killed by {signal} (a crash)", "процесс убит сигналом {signal} (аварийно)"),
+    "lost.unreadable_reply": ("it sent an unreadable reply ({detail})", "он вернул нечитаемый ответ ({detail})"),
+    "lost.too_many_crashes": ("{count} cells ended the process; the cells after them were not run",
+                              "{count} ячеек завершили процесс; следующие за ними ячейки не выполнялись"),
     "issue.grader_error": ("the grader failed on a check (not your code's fault): {detail}",
                            "проверяющая программа дала сбой на проверке (не по вине вашего кода): {detail}"),
 }
