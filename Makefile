@@ -42,7 +42,7 @@ wheels: $(STAMP)
 	$(PY) scripts/gpu_check_wheels.py --dest wheels
 
 # CUDA vs CPU grades, run on a GPU machine with its own python3 and torch (no .venv, no
-# pip install there). `make gpu-check DEVICE=cpu` is the self-test on a CPU machine.
+# pip install there). Its CPU self-test is tests/engine/test_gpu_check.py.
 gpu-check:
 	bash scripts/gpu_check.sh --device $(or $(DEVICE),cuda)
 

@@ -46,6 +46,13 @@ install_wheels() {  # into the venv's site folder, with the machine's own pip
         say "no wheels in $WHEELS: using the packages $PYTHON already has"
         return 0
     fi
+    if [ -f "$WHEELS/python_version.json" ] && ! "$PYTHON" -c 'import json, sys
+made = json.load(open(sys.argv[1]))["python_version"].split(".")[:2]
+sys.exit(made != [str(n) for n in sys.version_info[:2]])' "$WHEELS/python_version.json"; then
+        say "$WHEELS was made for another Python than $("$PYTHON" -V 2>&1): run" \
+            "scripts/gpu_check_wheels.py --python-version X.Y for this one"
+        return 1
+    fi
     say "installing $(ls "$WHEELS"/*.whl | wc -l) wheels from $WHEELS into $1"
     "$PYTHON" -m pip install -q --no-index --no-deps --no-warn-conflicts --disable-pip-version-check \
         --target "$1" --find-links "$WHEELS" -r "$WHEELS/requirements.txt" >>"$LOG" 2>&1
