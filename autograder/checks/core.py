@@ -7,6 +7,7 @@ fix it. Property checks search with hypothesis and report its shrunk example.
 """
 import copy
 import dataclasses
+import re
 import tempfile
 import time
 import zlib
@@ -112,10 +113,24 @@ def lost_reason(lost: WorkerLost) -> Text:
     return text(f"lost.{lost.why}", **lost.params)
 
 
+WHERE = re.compile(r"^(?P<cell>.+), line (?P<line>\d+): (?P<code>.*)$", re.DOTALL)
+
+
+def where_text(where: str | None) -> Text | str:
+    """`` (cell #3, line 5: code)`` in the student's language; the worker's own words
+    (``<cell>, line <n>: <code>``, runner.student_error) when they do not parse."""
+    if not where:
+        return ""
+    found = WHERE.match(where)
+    if found is None:
+        return text("check.where", where=where)
+    return text("check.where_line", cell=found["cell"], line=found["line"], code=found["code"])
+
+
 def raised(error: StudentError, case_code: str | None = None) -> Finding:
     """The student's error as a finding; it names the older book's form the code came from
     when the error shows one (older_book.py)."""
-    where = text("check.where", where=error.where) if error.where else ""
+    where = where_text(error.where)
     return Finding(problem=text("check.raised", type=error.type_name, message=error.message, where=where),
                    case_code=case_code, mistake=mistake_of(error))
 

@@ -19,7 +19,7 @@ from torch.utils._pytree import tree_flatten
 
 from ..results import text
 from ..sandbox.proxy import StudentError
-from .core import fail
+from .core import fail, where_text
 from .inputs import Case
 
 DEVICE_ERROR = re.compile(r"device", re.IGNORECASE)
@@ -77,7 +77,7 @@ def _judge_one(probe: Probe, expected) -> None:
 
 
 def _raise_for(error: StudentError, code: str):
-    where = text("check.where", where=error.where) if error.where else ""
+    where = where_text(error.where)
     if DEVICE_ERROR.search(error.message):
         raise fail(text("devices.mixes", where=where), case_code=code,
                    got=f"{error.type_name}: {error.message}") from None

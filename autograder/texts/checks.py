@@ -129,6 +129,7 @@ _PROBLEMS = {
         "проверку не удалось завершить из-за сбоя проверяющей программы (а не вашего кода); "
         "ассистент увидит это в отчёте по группе"),
     "check.where": (" ({where})", " ({where})"),
+    "check.where_line": (" (cell {cell}, line {line}: {code})", " (ячейка {cell}, строка {line}: {code})"),
     "check.raised": ("your code raised {type}: {message}{where}",
                      "ваш код вызвал исключение {type}: {message}{where}"),
     "compare.not_tensor": ("{what}: expected a tensor, got {kind}", "{what}: ожидался тензор, получено {kind}"),
