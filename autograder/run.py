@@ -63,6 +63,8 @@ class GradeRun:
             else:
                 self.results[submission.student_id] = cached
                 self.reused.add(submission.student_id)
+                if self.nbgrader is not None and not self.nbgrader.recorded(submission.path):
+                    self._record(submission, cached)  # e.g. autograded/ was deleted since
                 on_done(cached, True)
 
         def deliver(submission: Submission, result: SubmissionResult) -> None:

@@ -108,6 +108,16 @@ class NbgraderCourse:
         coursedir = self._coursedir()
         return Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / notebook
 
+    def recorded(self, submitted_notebook: Path) -> bool:
+        """Whether the course already holds this submission's autograded notebook (a result
+        the autograder reuses is recorded again only when it does not)."""
+        try:
+            student, assignment, notebook = self._locate(submitted_notebook)
+        except RecordError:
+            return True  # not a submission of this course: nothing to record
+        coursedir = self._coursedir()
+        return (Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / notebook).exists()
+
     def _autograde(self, student: str, assignment: str, notebook_id: str, writer) -> None:
         """nbgrader's Autograde converter for one notebook, ``writer`` in place of Execute."""
         coursedir = self._coursedir()
