@@ -25,7 +25,7 @@ class RunSettings:
         """``seed`` and ``device`` override grader.yml's; raises ``ConfigError`` when unusable."""
         seed = seed if seed is not None else config.seed
         return cls(assignment, config.assignment(assignment), assignment_seed(assignment, seed),
-                   resolve_device(device or config.device), course.book_source())
+                   resolve_device(device or config.device), _checked_book(course))
 
     @property
     def autograded(self) -> list[str]:
@@ -36,6 +36,18 @@ class RunSettings:
         """Every task with its check names, in grader.yml's order (a manual task: none)."""
         return {task_id: [] if self.spec.is_manual(task_id) else list(self.spec.tasks[task_id])
                 for task_id in self.spec.tasks}
+
+
+def _checked_book(course: Course) -> str:
+    """The book's source, once run here: a broken book is the course's error (exit 2), not
+    every student's (workers build it per task, without the task being graded)."""
+    source = course.book_source()
+    try:
+        exec(compile(source, str(course.reference_dir / "book.py"), "exec"), {})  # noqa: S102 - the TA's code
+    except Exception as error:
+        raise ConfigError(f"{course.reference_dir / 'book.py'}: the book's code raises "
+                          f"{type(error).__name__}: {error}; fix it before grading") from None
+    return source
 
 
 def assignment_seed(assignment: str, override: int | None) -> int:

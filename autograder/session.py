@@ -46,7 +46,7 @@ class Session:
         if time.monotonic() >= self.deadline:
             raise WorkerLost("the submission used up its time", "submission_time",
                              {"seconds": f"{self.sandbox.limits.submission_timeout_s:g}"})
-        self.worker = self.sandbox.spawn(None, deadline=self.deadline)  # the book comes per task, without its answer
+        self.worker = self.sandbox.spawn(deadline=self.deadline)  # the book comes per task, without its answer
         self.student = Student(self.worker.transport, self.settings.device, self.output_limit)
         for label, source in self.cells:
             if label in self.skipped:

@@ -10,7 +10,6 @@ that all of it holds. Then ``runner.Runner`` answers the grader until it hangs u
 import os
 import socket
 import sys
-import types
 
 from . import lockdown, seccomp
 
@@ -32,13 +31,8 @@ def run(data_fd: int, cgroup_fds: list[int], uid: int | None, baseline: dict) ->
     os.set_inheritable(data_fd, False)  # programs the student runs do not get it either
     os.register_at_fork(after_in_child=lambda: _disconnect(data_fd))
     sys.path[:0] = setup["sys_path"]
-    try:
-        book = _build_book(setup["book"])
-    except BaseException as error:  # the TA's book is broken: say so, run nothing
-        protocol.send(data, {"error": runner.student_error(error)})
-        return
     protocol.send(data, {"value": "ready", "namespaces": namespaces})
-    runner.serve(data, runner.Runner(book=book, output_limit=setup["output_limit"]))
+    runner.serve(data, runner.Runner(output_limit=setup["output_limit"]))
 
 
 def _lock_down(rlimits: dict[str, int], uid: int | None, baseline: dict) -> bool:
@@ -71,12 +65,3 @@ def _disconnect(data_fd: int) -> None:
     os.dup2(devnull, data_fd)
     os.close(devnull)
 
-
-def _build_book(source: str | None) -> types.ModuleType | None:
-    """The course's published code as a private module, not in ``sys.modules``, so a
-    student's ``import`` cannot reach or replace it."""
-    if source is None:
-        return None
-    book = types.ModuleType("book")
-    exec(compile(source, "<book>", "exec"), book.__dict__)  # noqa: S102 - the TA's code
-    return book

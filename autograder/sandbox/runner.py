@@ -62,13 +62,12 @@ def student_error(error: BaseException) -> dict:
 class Runner:
     """Holds the student's namespace and the objects made in it; answers requests."""
 
-    def __init__(self, book: types.ModuleType | None = None, output_limit: int = 65536):
+    def __init__(self, output_limit: int = 65536):
         # The same score on CPU and CUDA (SPEC §3): no TF32 in matmuls or cuDNN's RNNs.
         # Setting the flags does not initialise CUDA.
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
-        self.book = book
         self.objects: dict[int, object] = {}
         self.saved_bindings: dict[str, object] = {}
         self.output = CappedWriter(output_limit)

@@ -121,11 +121,10 @@ class Sandbox:
                 self.close()
             raise
 
-    def spawn(self, book_source: str | None = None, deadline: float | None = None) -> Worker:
+    def spawn(self, deadline: float | None = None) -> Worker:
         """A fresh worker for one submission. ``deadline`` (``time.monotonic()`` seconds)
         bounds the whole submission: pass the same one for every worker it needs, and its
-        printed output is capped across them too. ``book_source`` is the course's
-        published code, bound in place of a task's names while other tasks are checked."""
+        printed output is capped across them too."""
         if self._worker is not None:
             self._worker.close()
         if deadline is None:
@@ -134,11 +133,11 @@ class Sandbox:
             self._submission = Submission(deadline, self.limits.max_printed_kb * 1024)
         self.start()
         try:
-            return self._spawn_once(book_source)
+            return self._spawn_once()
         except ZygoteGone:  # killed, stopped or broken between submissions: one fresh try
             self._stop()
             self.start()
-            return self._spawn_once(book_source)
+            return self._spawn_once()
 
     def close(self) -> None:
         if self._worker is not None:
@@ -256,7 +255,7 @@ class Sandbox:
                 os.close(fd)
         return ours
 
-    def _spawn_once(self, book_source: str | None) -> Worker:
+    def _spawn_once(self) -> Worker:
         grader_end, worker_end = socket.socketpair()
         with worker_end:
             try:
@@ -265,7 +264,7 @@ class Sandbox:
                 grader_end.close()
                 raise
         self._worker = Worker(self, grader_end, self._submission)
-        setup = {"book": book_source, "sys_path": [COURSE_INSIDE], "limits": rlimits(self.limits),
+        setup = {"sys_path": [COURSE_INSIDE], "limits": rlimits(self.limits),
                  "output_limit": self.limits.max_output_kb * 1024}
         self._worker.set_up(setup, SETUP_TIMEOUT_S)
         if self._worker.namespaces is False:

@@ -74,7 +74,7 @@ class Worker:
         if "error" in reply:
             self.close()
             error = reply["error"] if isinstance(reply["error"], dict) else {}
-            raise SandboxError(f"the book's code failed in the sandbox: {error.get('type')}: "
+            raise SandboxError(f"the worker could not be set up: {error.get('type')}: "
                                f"{str(error.get('message'))[:500]}")
         self.namespaces = reply.get("namespaces") is True
 

@@ -121,3 +121,14 @@ def test_links_and_special_files_are_refused_without_reading_them(tmp_path):
     assert found["honest"].problem is None
     for name in ("copier", "ta", "shadow"):
         assert found[name].problem is not None and found[name].problem.id == "issue.not_regular", name
+
+
+def test_a_broken_book_is_the_courses_error_before_grading(tmp_path):
+    """Does a reference/book.py that raises stop the run (exit 2) instead of failing every student?"""
+    from autograder.config import ConfigError, load_config
+    from autograder.course import Course
+    from autograder.grading import RunSettings
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "book.py").write_text("undefined_name\n")
+    with pytest.raises(ConfigError, match="book.py: the book's code raises NameError"):
+        RunSettings.resolve(load_config(), "attention_scoring", device="cpu", course=Course(tmp_path))

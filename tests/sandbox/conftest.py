@@ -52,7 +52,7 @@ def other_sandbox(helper_package):
 @pytest.fixture
 def worker(sandbox):
     """A fresh worker; afterwards the submission is ended and nothing of it may remain."""
-    worker = sandbox.spawn(None)
+    worker = sandbox.spawn()
     yield worker
     worker.close()
     assert processes_of(sandbox.uid) == [], "a process of the submission outlived it"

@@ -46,7 +46,7 @@ def test_printed_output_is_capped_per_submission_by_the_grader(sandbox):
     two workers, and say that it dropped the rest?"""
     deadline, printed = time.monotonic() + 60, []
     for _ in range(2):
-        with contextlib.closing(sandbox.spawn(None, deadline=deadline)) as worker:
+        with contextlib.closing(sandbox.spawn(deadline=deadline)) as worker:
             run(worker, UNCAP_STDOUT)
             for _ in range(4):
                 printed.append(run(worker, "print('x' * 100_000)")["stdout"])
@@ -58,7 +58,7 @@ def test_printed_output_is_capped_per_submission_by_the_grader(sandbox):
 def test_a_new_submission_gets_a_new_output_budget(sandbox):
     """Does the next submission (another deadline) print again?"""
     for _ in range(2):
-        with contextlib.closing(sandbox.spawn(None)) as worker:
+        with contextlib.closing(sandbox.spawn()) as worker:
             run(worker, UNCAP_STDOUT)
             assert len(run(worker, "print('y' * 100_000)")["stdout"]) == 100_001
 

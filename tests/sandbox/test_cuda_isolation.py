@@ -37,7 +37,7 @@ def cuda_slot(slot: int, package):
 
 
 def _work(sandbox) -> float:
-    with contextlib.closing(sandbox.spawn(None)) as worker:
+    with contextlib.closing(sandbox.spawn()) as worker:
         run(worker, WORK)
         reply = run(worker, "print(work())")
         assert "error" not in reply, reply
@@ -47,7 +47,7 @@ def _work(sandbox) -> float:
 def test_a_slot_sees_only_its_own_gpu(package):
     """Does a cell see one GPU, even after it sets CUDA_VISIBLE_DEVICES to every GPU?"""
     every = ",".join(str(i) for i in range(gpu_slots("cuda")))
-    with cuda_slot(0, package) as sandbox, contextlib.closing(sandbox.spawn(None)) as worker:
+    with cuda_slot(0, package) as sandbox, contextlib.closing(sandbox.spawn()) as worker:
         reply = run(worker, f"import os, torch\nos.environ['CUDA_VISIBLE_DEVICES'] = '{every}'\n"
                             "print(torch.cuda.device_count())")
     assert reply["stdout"] == "1\n"
@@ -58,7 +58,7 @@ def test_a_hogs_gpu_memory_is_freed_for_the_next_submission(package):
     compute what it computed before?"""
     with cuda_slot(0, package) as sandbox:
         before = _work(sandbox)
-        with contextlib.closing(sandbox.spawn(None)) as hog:
+        with contextlib.closing(sandbox.spawn()) as hog:
             assert int(run(hog, HOG)["stdout"]) > 1024
         assert _work(sandbox) == before
 
@@ -70,7 +70,7 @@ def test_a_hog_in_one_slot_leaves_the_other_slot_unchanged(package):
         pytest.skip("needs two GPUs: with one, a second slot is refused (next test)")
     with cuda_slot(0, package) as first, cuda_slot(1, package) as second:
         alone = _work(second)
-        with contextlib.closing(first.spawn(None)) as hog:
+        with contextlib.closing(first.spawn()) as hog:
             run(hog, HOG)
             assert _work(second) == alone
 

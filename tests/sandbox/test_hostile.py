@@ -38,7 +38,7 @@ def test_os_exit_loses_the_worker_and_the_next_spawn_works(sandbox, worker):
     """Does ``os._exit`` end in WorkerLost naming the exit status, with a fresh worker next?"""
     reason, _ = lost(worker, "import os\nos._exit(3)")
     assert reason == "the process exited (os._exit or a crash): exit status 3"
-    with contextlib.closing(sandbox.spawn(None)) as fresh:
+    with contextlib.closing(sandbox.spawn()) as fresh:
         assert run(fresh, "print(1)")["stdout"] == "1\n"
 
 
@@ -60,10 +60,10 @@ def test_one_deadline_bounds_the_submission_across_workers(sandbox):
     """Do cells that each fit the cell timeout, run in two workers one after the other
     (as after a crash), still stop at the submission's one deadline?"""
     deadline = time.monotonic() + 6
-    first = sandbox.spawn(None, deadline=deadline)
+    first = sandbox.spawn(deadline=deadline)
     run(first, "import time\ntime.sleep(2.5)")
     first.close()
-    second = sandbox.spawn(None, deadline=deadline)  # a re-spawned worker gets no fresh time
+    second = sandbox.spawn(deadline=deadline)  # a re-spawned worker gets no fresh time
     run(second, "import time\ntime.sleep(2.5)")
     reason, _ = lost(second, "time.sleep(2.5)")
     assert reason == "the submission used up its 6 s"
@@ -166,7 +166,7 @@ def test_tmp_is_emptied_between_submissions(sandbox, worker):
     run(worker, "import os\nos.makedirs('/tmp/a/b')\nopen('/tmp/a/b/answers', 'w').write('42')\n"
                 "os.chmod('/tmp/a', 0)")
     worker.close()
-    with contextlib.closing(sandbox.spawn(None)) as fresh:
+    with contextlib.closing(sandbox.spawn()) as fresh:
         assert run(fresh, "import os\nprint(os.listdir('/tmp'))")["stdout"] == "[]\n"
 
 
@@ -275,7 +275,7 @@ def test_a_cell_cannot_kill_or_stop_the_zygote(sandbox, worker, source):
     assert reply.get("error", {}).get("type") == "PermissionError" or reply["stdout"] == "still here\n"
     worker.close()
     assert processes_of(sandbox.uid) == []
-    with contextlib.closing(sandbox.spawn(None)) as fresh:
+    with contextlib.closing(sandbox.spawn()) as fresh:
         assert run(fresh, "print('fresh')")["stdout"] == "fresh\n"
     assert sandbox.starts == starts
 
@@ -288,6 +288,6 @@ def test_a_zygote_killed_or_stopped_from_outside_is_replaced(sandbox, worker, si
     os.kill(sandbox.zygote_pid, signal_number)
     worker.close()
     assert processes_of(sandbox.uid) == []
-    with contextlib.closing(sandbox.spawn(None)) as fresh:
+    with contextlib.closing(sandbox.spawn()) as fresh:
         assert run(fresh, "print('fresh')")["stdout"] == "fresh\n"
     assert sandbox.starts == starts + 1

@@ -114,18 +114,18 @@ def test_within_a_submission_only_its_own_channels_work(worker):
 
 def test_the_next_submission_in_the_slot_finds_nothing(sandbox):
     """After a submission planted by every channel, does the next one in the slot find none?"""
-    with contextlib.closing(sandbox.spawn(None)) as planter:
+    with contextlib.closing(sandbox.spawn()) as planter:
         _plant(planter)
-    with contextlib.closing(sandbox.spawn(None)) as looker:
+    with contextlib.closing(sandbox.spawn()) as looker:
         assert _look(looker) == []
 
 
 def test_the_other_slot_finds_nothing_even_meanwhile(sandbox, other_sandbox):
     """While a submission that planted by every channel still runs in one slot, does a
     submission in the other slot find none of it?"""
-    with contextlib.closing(sandbox.spawn(None)) as planter:
+    with contextlib.closing(sandbox.spawn()) as planter:
         _plant(planter)
-        with contextlib.closing(other_sandbox.spawn(None)) as looker:
+        with contextlib.closing(other_sandbox.spawn()) as looker:
             assert _look(looker) == []
 
 

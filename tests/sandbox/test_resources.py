@@ -59,7 +59,7 @@ def test_a_sleeping_cell_stops_at_the_wall_clock_backstop(sandbox, monkeypatch):
     that says it was wall-clock time and how much CPU it used?"""
     monkeypatch.setattr(sandbox, "limits", dataclasses.replace(LIMITS, cell_timeout_s=1))
     reason = r"^timed out after 5 s of wall-clock time, with 0\.\d s of CPU time"
-    with contextlib.closing(sandbox.spawn(None)) as worker, pytest.raises(WorkerLost, match=reason):
+    with contextlib.closing(sandbox.spawn()) as worker, pytest.raises(WorkerLost, match=reason):
         run(worker, "import time\ntime.sleep(600)")
 
 
@@ -77,11 +77,11 @@ def test_a_busy_slot_does_not_starve_another(sandbox, busy_sandbox, monkeypatch)
     slot stay within its CPU quota? The wall-clock backstop is made generous here: this
     machine is shared, and the quota, not the backstop, is what is tested."""
     monkeypatch.setattr(sandbox, "limits", dataclasses.replace(LIMITS, wall_factor=30))
-    with contextlib.closing(busy_sandbox.spawn(None)) as hog:
+    with contextlib.closing(busy_sandbox.spawn()) as hog:
         run(hog, BUSY_CHILDREN)
         assert len(processes_of(busy_sandbox.uid)) >= 30
         cpu_before, wall_before = busy_sandbox.groups.cpu_seconds(), time.monotonic()
-        with contextlib.closing(sandbox.spawn(None)) as honest:
+        with contextlib.closing(sandbox.spawn()) as honest:
             run(honest, CORRECT_WORK)
             student = Student(honest.transport)
             expected = student.call("work")
@@ -114,7 +114,7 @@ def test_without_a_cgroup_it_says_so_once_and_still_runs(monkeypatch, helper_pac
         warnings.simplefilter("always")
         with Sandbox(92, helper_package, LIMITS) as slot:
             for _ in range(2):
-                with contextlib.closing(slot.spawn(None)) as worker:
+                with contextlib.closing(slot.spawn()) as worker:
                     assert run(worker, "print(6 * 7)")["stdout"] == "42\n"
     said = [str(w.message) for w in caught if "no cgroup here" in str(w.message)]
     assert said == [preflight.NO_CGROUP.format(why="no cgroup here")]

@@ -50,7 +50,7 @@ def test_a_cell_cannot_change_its_zygote(sandbox, worker, attack):
     starts = sandbox.starts
     assert run(worker, POISON[attack])["error"]["type"] == "PermissionError"
     worker.close()
-    with contextlib.closing(sandbox.spawn(None)) as next_one:
+    with contextlib.closing(sandbox.spawn()) as next_one:
         assert _inspect(next_one) == before
     assert sandbox.starts == starts  # nothing to replace: the zygote was never reached
     assert before["as"] == (resource.RLIM_INFINITY,) * 2 and before["nofile"] == (LIMITS.open_files,) * 2
@@ -70,7 +70,7 @@ def test_a_zygote_changed_by_any_route_is_replaced(sandbox, worker, poison, chan
     poison(sandbox.zygote_pid)
     worker.close()
     assert sandbox.replaced[-1].endswith(f"changed: ['{changed}']")
-    with contextlib.closing(sandbox.spawn(None)) as next_one:
+    with contextlib.closing(sandbox.spawn()) as next_one:
         state = _inspect(next_one)
     assert sandbox.starts == starts + 1
     assert state["nofile"] == (LIMITS.open_files,) * 2 and state["nice"] == 0
