@@ -220,10 +220,14 @@ def main() -> None:
         compare_inkernel(check, [m.id for _, m in by_priority(chosen_mutants(args.quick))])
     except Exception:  # the check's own failure: still leave the summary and the results
         check.stage("gpu_check itself", False, traceback.format_exc()[-1500:])
-    if (args.work / "results").exists():
+    if (args.work / "results").exists():  # the results and timings, not the feedback pages
         with tarfile.open(args.out / "results.tar.gz", "w:gz") as archive:
-            archive.add(args.work / "results", arcname="results")
+            archive.add(args.work / "results", arcname="results", filter=_data_only)
     sys.exit(check.finish_all())
+
+
+def _data_only(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    return member if member.isdir() or member.name.endswith((".json", ".csv")) else None
 
 
 if __name__ == "__main__":
