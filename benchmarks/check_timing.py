@@ -1,13 +1,16 @@
-"""Seconds per task and per check family when grading a correct submission, in-process.
+"""Seconds per task and per check when grading a correct submission, in-process, and seconds
+per submission of `autograder grade` on a batch.
 
-The nbgrader path's cost without the sandbox: the reference's own code is graded with the
-grader's config and seeds (every check runs, nothing fails). Also times ``autograder grade``
-on the bundled correct notebooks when ``--cli`` is given. Not a test: run it by hand and
+In-process is the nbgrader path's cost without the sandbox: the reference's own code is graded
+with the grader's config and seeds (every check runs, nothing fails). ``--batch N`` grades N
+copies of each assignment's bundled correct and buggy notebooks with ``--jobs 2`` and prints the
+wall seconds per submission (start-up included, divided by N). Not a test: run it by hand and
 say what else was running on the machine.
 
-    .venv/bin/python benchmarks/check_timing.py [--repeat N] [--cli]
+    .venv/bin/python benchmarks/check_timing.py [--repeat N] [--batch N]
 """
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,23 +52,28 @@ def time_tasks(repeat: int) -> dict[str, dict[str, float]]:
     return {t: {c: statistics.median(v) for c, v in checks.items()} for t, checks in seconds.items()}
 
 
-def time_cli() -> dict[str, float]:
-    """Wall seconds of `autograder grade --jobs 1` on each assignment's correct example."""
+def time_batch(count: int) -> dict[str, float]:
+    """Wall seconds per submission of `autograder grade --jobs 2` on ``count`` notebooks."""
     out = {}
     for assignment in ("attention_scoring", "bahdanau"):
         with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "submissions"
+            folder.mkdir()
+            for i in range(count):
+                example = ("correct", "buggy")[i % 2]
+                shutil.copy(REPO / "examples" / assignment / f"{example}.ipynb", folder / f"s{i:03d}.ipynb")
             started = time.perf_counter()
-            subprocess.run([str(REPO / ".venv" / "bin" / "autograder"), "grade",
-                            str(REPO / "examples" / assignment / "correct.ipynb"), "--assignment", assignment,
-                            "--output", tmp, "--jobs", "1", "--force"], check=True, capture_output=True)
-            out[assignment] = time.perf_counter() - started
+            subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()", "grade", str(folder),
+                            "--assignment", assignment, "--output", str(Path(tmp) / "out"), "--jobs", "2",
+                            "--force"], check=True, capture_output=True, cwd=REPO)
+            out[assignment] = (time.perf_counter() - started) / count
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--cli", action="store_true", help="also time `autograder grade` on examples/")
+    parser.add_argument("--batch", type=int, default=0, help="also time `autograder grade` on N notebooks")
     args = parser.parse_args()
     totals: dict[str, float] = defaultdict(float)
     for task_id, checks in time_tasks(args.repeat).items():
@@ -75,9 +83,9 @@ def main() -> None:
         totals["bahdanau" if "decoder" in task_id else "attention_scoring"] += sum(checks.values())
     for assignment, value in totals.items():
         print(f"checks of one {assignment} submission (in-process): {value:.2f} s")
-    if args.cli:
-        for assignment, value in time_cli().items():
-            print(f"autograder grade --jobs 1, one {assignment} notebook (cold start included): {value:.1f} s")
+    if args.batch:
+        for assignment, value in time_batch(args.batch).items():
+            print(f"autograder grade --jobs 2, {args.batch} {assignment} notebooks: {value:.2f} s per submission")
 
 
 if __name__ == "__main__":

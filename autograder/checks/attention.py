@@ -90,16 +90,18 @@ MODULES = {
 SIGNATURES = {"AdditiveAttention": "AdditiveAttention(num_hiddens, dropout)"}
 
 
-def inputs(case: Case, dtype=None) -> list:
-    """queries, keys, values, valid_lens (the floating ones in ``dtype`` when given)."""
+def inputs(case: Case, dtype=None, device: str = "cpu") -> list:
+    """queries, keys, values, valid_lens on ``device`` (the floating ones in ``dtype`` when given)."""
+    def moved(x):
+        return x.to(device=device, dtype=dtype if dtype is not None and x.is_floating_point() else None)
     t = case.tensors
-    return [x if x is None or dtype is None or not x.is_floating_point() else x.to(dtype)
-            for x in (t["queries"], t["keys"], t["values"], t["valid_lens"])]
+    return [None if x is None else moved(x) for x in (t["queries"], t["keys"], t["values"], t["valid_lens"])]
 
 
-def build(student, task: AttentionTask, case: Case, dropout: float = 0.0):
-    """The reference module (float32) and the student's with the reference's weights, in eval
-    mode and in the case's dtype. Lazy layers are initialised by a float32 forward first."""
+def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu"):
+    """The reference module (float32, CPU) and the student's with the reference's weights, in
+    eval mode, in the case's dtype and on ``device`` (the run's: CUDA on a GPU runner). Lazy
+    layers are initialised by a float32 forward on the CPU first."""
     reference = task.reference(**task.init(case, dropout)).eval()
     with torch.no_grad():
         reference(*inputs(case, torch.float32))  # lazy initialisation
@@ -115,6 +117,8 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0):
                             names=", ".join(sorted(weights))), case_code=case.code())
     if case.tensors["queries"].dtype == torch.float64:
         module.to(dtype="float64")
+    if device != "cpu":
+        module.to(device=device)
     return reference, module
 
 
@@ -164,42 +168,43 @@ def _observe(task: AttentionTask, reference, case: Case, got, weights: bool) -> 
         return got, r64.attention_weights if weights else right, variant_outputs(mistakes)
 
 
-def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: float, weights: bool):
+def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: float, weights: bool,
+              device: str):
     def probes():
         for lens in (torch.tensor([1, 3]), torch.tensor([[1, 2, 4], [3, 5, 2]])):
             probe = Case({"queries": values((2, 3, 4), 2.0, 11, torch.float32)[0],
                           "keys": values((2, 5, 4), 2.0, 12, torch.float32)[0],
                           "values": values((2, 5, 2), 2.0, 13, torch.float32)[0], "valid_lens": lens},
                          options={"num_hiddens": 3})
-            probe_reference, module = build(student, task, probe)
-            probe_got = module(*inputs(probe))
+            probe_reference, module = build(student, task, probe, device=device)
+            probe_got = module(*inputs(probe, device=device))
             if weights:
                 probe_got = module.attr("attention_weights")
             yield _observe(task, probe_reference, probe, probe_got, weights)
     return name_mistake(_observe(task, reference, case, got, weights), probes, tol)
 
 
-def compare_output(student, task: AttentionTask, case: Case) -> None:
-    reference, module = build(student, task, case)
-    got = module(*inputs(case))
+def compare_output(student, task: AttentionTask, case: Case, device: str) -> None:
+    reference, module = build(student, task, case, device=device)
+    got = module(*inputs(case, device=device))
     output, weights, tol = expected(reference, case)
     try:
         check_tensor(got, output, tol, OUTPUT, case.code(), "(B, Q, v)")
     except CheckFailed as failed:
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, weights=False)
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, False, device)
         failed.finding.heatmap = heatmap(_stored(module), weights)
         raise
 
 
-def compare_weights(student, task: AttentionTask, case: Case) -> None:
-    reference, module = build(student, task, case)
-    module(*inputs(case))
+def compare_weights(student, task: AttentionTask, case: Case, device: str) -> None:
+    reference, module = build(student, task, case, device=device)
+    module(*inputs(case, device=device))
     got = module.attr("attention_weights")
     _, weights, tol = expected(reference, case)
     try:
         check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code(), "(B, Q, K)")
     except CheckFailed as failed:
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), weights=True)
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), True, device)
         failed.finding.heatmap = heatmap(got, weights)
         raise
 
@@ -215,16 +220,16 @@ def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes
     def run(student, ctx: Context) -> None:
         cases = attention_cases(two_d=two_d, same_sizes=same_sizes, hidden=task.hidden,
                                 with_lens=True if two_d else None)
-        search(cases, lambda case: compare(student, task, case), ctx)
+        search(cases, lambda case: compare(student, task, case, ctx.device), ctx)
     return run
 
 
 def _shape(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            _, module = build(student, task, case)
+            _, module = build(student, task, case, device=ctx.device)
             q, _, v, _ = inputs(case)
-            check_shape(module(*inputs(case)), (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT,
+            check_shape(module(*inputs(case, device=ctx.device)), (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT,
                         case.code(), "(B, Q, v)")
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, min_len=0),
                test, ctx, max_examples=5)
@@ -238,9 +243,9 @@ def _law(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
-            _, module = build(student, task, case)
-            got = module(*inputs(case))
-            q, k, v, lens = inputs(case)
+            _, module = build(student, task, case, device=ctx.device)
+            got = module(*inputs(case, device=ctx.device))
+            q, k, v, lens = inputs(case, device=ctx.device)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code(), "(B, Q, v)")
             empty = (lens if lens.dim() == 2 else lens[:, None].expand(q.shape[:2])) == 0  # (B, Q)
             if not torch.isfinite(got[empty]).all():
@@ -262,11 +267,12 @@ def _gradients(task: AttentionTask):
     equal the reference's (SPEC §2; no row of valid length 0), where the output is right."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            reference, module = build(student, task, case)
+            reference, module = build(student, task, case, device=ctx.device)
             reference64 = copy.deepcopy(reference).double()
             q, k, v, lens = inputs(case)
             R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
-            reply = gradients.student_gradients(student, module.handle, [[None, [q, k, v, lens]]], R)
+            reply = gradients.student_gradients(student, module.handle, [[None, inputs(case, device=ctx.device)]],
+                                                R.to(ctx.device))
             output, expected_inputs, expected_params = gradients.reference_gradients(
                 lambda leaves: reference64(*leaves, lens), [q, k, v], reference64, R)
             gradients.compare(reply, output, ["queries", "keys", "values"], expected_inputs, expected_params,

@@ -35,10 +35,10 @@ def _deterministic_in_eval(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             p = case.options["p"]
-            _, plain = build(student, task, case, dropout=0.0)
-            expected = plain(*inputs(case))
-            _, module = build(student, task, case, dropout=p)
-            first, second = call_twice(student, module.handle, None, inputs(case))
+            _, plain = build(student, task, case, dropout=0.0, device=ctx.device)
+            expected = plain(*inputs(case, device=ctx.device))
+            _, module = build(student, task, case, dropout=p, device=ctx.device)
+            first, second = call_twice(student, module.handle, None, inputs(case, device=ctx.device))
             code = f"{case.code()}\n# module.eval(), dropout={p}"
             check_tensor(first, expected, 1e-6, text("attention.eval_dropout_output"), code)
             check_tensor(second, expected, 1e-6, text("attention.eval_second_call"),
@@ -66,21 +66,21 @@ def _dropout_in_train(task: AttentionTask):
     fraction p of them are zeroed (seeded: the same draw for every student), the output is
     the dropped weights times the values, and attention_weights keeps them before dropout."""
     def run(student, ctx: Context) -> None:
-        case = _train_case(task)
-        _, plain = build(student, task, case)
-        weights = plain(*inputs(case))  # (B, Q, K + 1): [W | 1] in eval mode, without dropout
+        case, device = _train_case(task), ctx.device
+        _, plain = build(student, task, case, device=device)
+        weights = plain(*inputs(case, device=device))  # (B, Q, K + 1): [W | 1] in eval mode, without dropout
         check_shape(weights, (4, 8, 7), OUTPUT, case.code(), "(B, Q, v)")
-        weights = weights[..., :-1].double()  # (B, Q, K)
+        weights = weights[..., :-1].double().cpu()  # (B, Q, K)
         for p in TRAIN_RATES:
-            _, module = build(student, task, case, dropout=p)
-            kept_before = _stored(module, case)
+            _, module = build(student, task, case, dropout=p, device=device)
+            kept_before = _stored(module, case, device)
             module.train()
             student.seed(0)
-            got = module(*inputs(case))
+            got = module(*inputs(case, device=device))
             code = f"{case.code()}\n# dropout={p}, module.train(), torch.manual_seed(0)"
             check_shape(got, (4, 8, 7), OUTPUT, code, "(B, Q, v)")
-            _judge_train(got.double(), weights, p, code)
-            kept_after = _stored(module, case)
+            _judge_train(got.double().cpu(), weights, p, code)
+            kept_after = _stored(module, case, device)
             if kept_before is not None and kept_after is not None:
                 check_tensor(kept_after, kept_before, 1e-5, text("attention.train_weights"), code, "(B, Q, K)")
     return run
@@ -105,9 +105,9 @@ def _judge_train(got: torch.Tensor, weights: torch.Tensor, p: float, code: str) 
                    expected=f"{n * p:.0f} / {n}", got=f"{zeros} / {n}")
 
 
-def _stored(module, case: Case):
+def _stored(module, case: Case, device: str):
     """The module's attention_weights after a call, or None when it keeps none of the right shape."""
-    module(*inputs(case))
+    module(*inputs(case, device=device))
     try:
         kept = module.attr("attention_weights")
     except StudentError:

@@ -72,9 +72,10 @@ def map_tensors(value, fn):
     return value
 
 
-def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0):
-    """Reference encoder outputs (in the case's dtype), the reference decoder (float32), and
-    the student's decoder with its weights, in eval mode and in the case's dtype."""
+def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: str = "cpu"):
+    """Reference encoder outputs (CPU, in the case's dtype), the reference decoder (float32,
+    CPU), and the student's decoder with its weights, in eval mode, in the case's dtype and on
+    ``device`` (the run's: CUDA on a GPU runner; ``on`` moves the inputs there)."""
     encoder = task.encoder(*sizes(case)).eval()
     reference = task.reference(*sizes(case)).eval()
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
@@ -97,7 +98,14 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0):
     if case.options.get("dtype") == torch.float64:
         module.to(dtype="float64")
         enc_outputs = map_tensors(enc_outputs, Tensor.double)
+    if device != "cpu":
+        module.to(device=device)
     return enc_outputs, reference, module
+
+
+def on(device: str, case: Case, enc_outputs) -> tuple[Case, object]:
+    """The case's tensors and the encoder's outputs on ``device``, for the student's calls."""
+    return case.on(device), map_tensors(enc_outputs, lambda t: t.to(device))
 
 
 def _name_gru_state(student, task: DecoderTask, case: Case, enc_outputs) -> None:
@@ -140,8 +148,8 @@ def decode(module, case: Case, enc_outputs):
 def _matches(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module = setup(student, task, case)
-            got = decode(module, case, enc_outputs)
+            enc_outputs, reference, module = setup(student, task, case, device=ctx.device)
+            got = decode(module, *on(ctx.device, case, enc_outputs))
             expected = expected_logits(task, reference, case, enc_outputs)
             with torch.no_grad():
                 own = reference(case.tensors["tgt"], reference.init_state(
@@ -184,7 +192,8 @@ def _step_heatmap(module, reference, case: Case, enc_outputs) -> Heatmap | None:
 def _state_shapes(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, _, module = setup(student, task, case)
+            enc_outputs, _, module = setup(student, task, case, device=ctx.device)
+            case, enc_outputs = on(ctx.device, case, enc_outputs)
             src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
             B, S = src.shape[0], tgt.shape[1]
             V, _, H, L = sizes(case)
@@ -212,8 +221,8 @@ def _weights_per_step(task: DecoderTask):
     weights at that step (so zero beyond enc_valid_lens, and not changed by later steps)."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module = setup(student, task, case)
-            decode(module, case, enc_outputs)
+            enc_outputs, reference, module = setup(student, task, case, device=ctx.device)
+            decode(module, *on(ctx.device, case, enc_outputs))
             weights = module.attr("attention_weights")
             expected = _reference_steps(reference, case, enc_outputs)
             S = case.tensors["tgt"].shape[1]
@@ -233,7 +242,8 @@ def _weights_per_step(task: DecoderTask):
 def _step_by_step(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, _, module = setup(student, task, case)
+            enc_outputs, _, module = setup(student, task, case, device=ctx.device)
+            case, enc_outputs = on(ctx.device, case, enc_outputs)
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
             whole = decode(module, case, enc_outputs)
             state, steps = module.method("init_state", enc_outputs, lens), []
@@ -252,12 +262,14 @@ def _gradients(task: DecoderTask):
     parameter of embedding, rnn, dense and attention equal the reference's (SPEC §2)."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module = setup(student, task, case)
+            enc_outputs, reference, module = setup(student, task, case, device=ctx.device)
             reference64 = copy.deepcopy(reference).double()
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
             R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
+            there, enc_there = on(ctx.device, case, enc_outputs)
             reply = gradients.student_gradients(student, module.handle, [
-                ["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]], R)
+                ["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
+                [None, [there.tensors["tgt"], {"result_of": 0}]]], R.to(ctx.device))
             outputs, hidden = enc_outputs
             leaves = [outputs, *hidden] if task.lstm else [outputs, hidden]
             names = ["enc_outputs[0]", "enc_outputs[1][0]", "enc_outputs[1][1]"] if task.lstm else [
