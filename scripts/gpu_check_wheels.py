@@ -28,8 +28,7 @@ LIMIT_MB = 60  # the device machine's working tree travels in 64 MiB, wheels inc
 RUNTIME_MODULES = (
     "autograder.cli", "autograder.pipeline", "autograder.in_kernel", "autograder.sandbox.zygote",
     "autograder.sandbox.runner", "reference", "matplotlib.pyplot", "pytest", "pytest_timeout",
-    "tests.mutants.harness", "tests.mutants.variants_softmax", "tests.mutants.variants_attention",
-    "tests.mutants.variants_decoders", "tests.notebooks.cells", "tests.reference.test_cuda",
+    "tests.mutants.harness", "tests.mutants.test_mutants", "tests.notebooks.cells", "tests.reference.test_cuda",
 )
 
 CARRIED = {  # distribution -> why it travels
