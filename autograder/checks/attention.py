@@ -90,8 +90,9 @@ MODULES = {
 SIGNATURES = {"AdditiveAttention": "AdditiveAttention(num_hiddens, dropout)"}
 
 
-def inputs(case: Case, dtype=None, device: str = "cpu") -> list:
-    """queries, keys, values, valid_lens on ``device`` (the floating ones in ``dtype`` when given)."""
+def inputs(case: Case, dtype=None, device: str | None = None) -> list:
+    """queries, keys, values, valid_lens, on ``device`` and the floating ones in ``dtype`` when
+    given (otherwise where and as they are)."""
     def moved(x):
         return x.to(device=device, dtype=dtype if dtype is not None and x.is_floating_point() else None)
     t = case.tensors
