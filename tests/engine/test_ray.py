@@ -1,9 +1,12 @@
 """Grading on a Ray cluster (`--executor ray`, issue 14): a head and a worker node started
-here, on a loopback address, each a process group of its own that the test kills itself.
+here, on loopback addresses, each a process group of its own that the test kills itself.
 
-Ray rewrites 127.0.0.1 to the host's outward address, so the nodes use 127.0.0.2 (also
-loopback). Every Ray process carries a run marker under the session's (tests/conftest.py),
-so the session's last check also finds any Ray process the tests left.
+Ray rewrites 127.0.0.1 to the host's outward address, so the head uses 127.0.0.2 and the
+worker 127.0.0.3 (loopback too), each with a temp folder of its own, as on two hosts: the
+driver attaches to the raylet whose address the session folder names, which must be the
+head's (a driver attached to the worker dies with it, and so does every slot it owns). Every Ray
+process carries a run marker under the session's (tests/conftest.py), so the session's
+last check also finds any Ray process the tests left.
 """
 import contextlib
 import json
@@ -30,9 +33,9 @@ from tests.processes import left_after, snapshot
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "attention_scoring"
 RAY = Path(sys.executable).parent / "ray"
-LOOPBACK = "127.0.0.2"
+LOOPBACK, WORKER_LOOPBACK = "127.0.0.2", "127.0.0.3"
 NODE_OPTIONS = ["--num-cpus", "1", "--object-store-memory", str(100 << 20), "--include-log-monitor", "false",
-                "--disable-usage-stats", "--node-ip-address", LOOPBACK]
+                "--disable-usage-stats"]
 
 needs_ray = pytest.mark.skipif(not RAY.exists(), reason="Ray is not installed (pip install -e '.[ray]')")
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -46,11 +49,12 @@ def on_cluster(test):
 class RayNode:
     """One `ray start` node: its daemons stay in the process group `ray start` led."""
 
-    def __init__(self, temp_dir: str, *args: str):
+    def __init__(self, *args: str):
+        self.temp_dir = tempfile.mkdtemp(prefix="agray")  # short: Ray's socket paths must fit in 107 bytes
         self.marker = f"{os.environ[RUN_MARKER]}-ray-{uuid.uuid4().hex[:6]}"
         env = {**os.environ, RUN_MARKER: self.marker, "RAY_USAGE_STATS_ENABLED": "0"}
         started = time.monotonic()
-        start = subprocess.Popen([str(RAY), "start", *args, *NODE_OPTIONS, "--temp-dir", temp_dir], env=env,
+        start = subprocess.Popen([str(RAY), "start", *args, *NODE_OPTIONS, "--temp-dir", self.temp_dir], env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                  start_new_session=True)
         self.group = start.pid
@@ -70,7 +74,9 @@ class RayNode:
         seen = {**self.seen, **snapshot(self.marker)}
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.group, signal.SIGKILL)
-        return left_after(self.marker, seen, within_s=30)
+        left = left_after(self.marker, seen, within_s=30)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        return left
 
 
 def free_port() -> int:
@@ -80,24 +86,18 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ray_temp():
-    path = tempfile.mkdtemp(prefix="agray")  # short: Ray's socket paths must fit in 107 bytes
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def head(ray_temp):
+def head():
     port = free_port()
-    node = RayNode(ray_temp, "--head", "--port", str(port), "--include-dashboard", "false", "--no-monitor")
+    node = RayNode("--head", "--port", str(port), "--node-ip-address", LOOPBACK,
+                   "--include-dashboard", "false", "--no-monitor")
     node.address = f"{LOOPBACK}:{port}"
     yield node
     assert node.kill() == {}, "processes of the head node outlived it"
 
 
 @pytest.fixture
-def worker(head, ray_temp):
-    node = RayNode(ray_temp, "--address", head.address)
+def worker(head):
+    node = RayNode("--address", head.address, "--node-ip-address", WORKER_LOOPBACK)
     yield node
     assert node.kill() == {}, "processes of the worker node outlived it"
 
@@ -111,7 +111,7 @@ def grade(*args: str, stderr=None) -> subprocess.CompletedProcess:
 def graded(out: Path, student: str) -> dict:
     """A result without what may differ between runs: the time it took, and the student id."""
     result = json.loads((out / f"{student}.json").read_text())
-    result.pop("timing")
+    result.pop("timing", None)
     result.pop("student_id")
     return result
 
