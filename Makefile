@@ -30,7 +30,7 @@ demo: $(STAMP) sandbox-deps
 	$(VENV)/bin/autograder grade examples/bahdanau --assignment bahdanau --output demo_output/bahdanau --force
 
 release: $(STAMP)
-	$(PY) -c 'from autograder.release import release; print(len(release()), "files released")'
+	$(VENV)/bin/autograder release
 
 bench: $(STAMP)
 	$(PY) benchmarks/attention_speed.py
