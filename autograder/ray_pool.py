@@ -13,6 +13,7 @@ lost slot is replaced when the cluster has room. Ray is imported only here, and 
 when ``--executor ray`` is asked for.
 """
 import hashlib
+import ipaddress
 import logging
 import socket
 import sys
@@ -68,7 +69,7 @@ def _connect(address: str | None):
     _check_reachable(address)
     try:
         ray.init(address=address or "auto", logging_level=logging.WARNING, log_to_driver=False,
-                 namespace="autograder")
+                 namespace="autograder", _node_ip_address=_this_host(address))
     except (ConnectionError, RuntimeError, ValueError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ConfigError(f"--address {_where(address)}: cannot reach a Ray cluster ({first[:200]}); "
@@ -86,6 +87,21 @@ def _check_reachable(address: str | None) -> None:
     except OSError as error:
         raise ConfigError(f"--address {address}: no Ray cluster answers there ({error.strerror or error}); "
                           f"start one with `ray start --head --port {port}`, or check the address") from None
+
+
+def _this_host(address: str | None) -> str | None:
+    """The address's IP when it is this machine's own: the driver then attaches to the
+    node at that IP (the head's, run on the head host), not to the one Ray guesses from
+    the route to it (on loopback, 127.0.0.1, which no node has: Ray then picks any)."""
+    host = (address or "").rpartition(":")[0].strip("[]")
+    try:
+        if ipaddress.ip_address(host) in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")):
+            return None  # Ray itself rewrites these to the host's outward address
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, 0))
+    except (ValueError, OSError):  # a name, or another machine's address
+        return None
+    return host
 
 
 def _where(address: str | None) -> str:
