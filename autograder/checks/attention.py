@@ -18,9 +18,10 @@ from torch import Tensor
 from reference import attention as ref
 
 from ..results import text
-from ..sandbox.proxy import StudentError
+from ..sandbox.protocol import Handle
+from ..sandbox.proxy import RemoteModule, StudentError
 from . import gradients
-from .compare import check_shape, check_tensor, heatmap, tolerance
+from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
@@ -107,32 +108,34 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
     with torch.no_grad():
         reference(*inputs(case, torch.float32))  # lazy initialisation
         randomize(reference, seed=0)
-    module = _new(student, task, case, dropout)
-    module.eval()
     weights = {name: p.detach() for name, p in reference.named_parameters()}
-    if weights:
-        module(*inputs(case, torch.float32))  # lazy initialisation of the student's module
-        missing = module.load_parameters(weights)
-        if missing:
-            raise fail(text("attention.parameters_missing", missing=", ".join(missing),
-                            names=", ".join(sorted(weights))), case_code=case.code())
-    if case.tensors["queries"].dtype == torch.float64:
-        module.to(dtype="float64")
-    if device != "cpu":
-        module.to(device=device)
-    return reference, module
-
-
-def _new(student, task: AttentionTask, case: Case, dropout: float):
-    """``student.new``; a constructor that fails but takes the older book's arguments is named."""
+    calls = [[None, inputs(case, torch.float32)]] if weights else []  # the student's lazy layers
+    dtype = "float64" if case.tensors["queries"].dtype == torch.float64 else None
     try:
-        return student.new(task.name, **task.init(case, dropout))
+        module, missing = build_remote(student, task.name, [], task.init(case, dropout), calls, weights,
+                                       dtype, None if device == "cpu" else device)
     except StudentError:
         if task.older_signature is None or not _takes_older_arguments(student, task, case, dropout):
             raise
         raise fail(text("attention.older_signature", got=task.older_signature,
                         expected=SIGNATURES[task.name]), case_code=case.code(),
                    mistake="older_additive_signature") from None
+    if missing:
+        raise fail(text("attention.parameters_missing", missing=", ".join(missing),
+                        names=", ".join(sorted(weights))), case_code=case.code())
+    return reference, module
+
+
+def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
+                 dtype: str | None, device: str | None) -> tuple[RemoteModule, list[str]]:
+    """The worker's ``build``: the student's module, eval mode, lazily initialised by ``calls``,
+    with ``parameters`` copied by name, in ``dtype`` on ``device``; and the names not found."""
+    reply = student.request("build", name=name, args=args, kwargs=kwargs, calls=calls, parameters=parameters,
+                            dtype=dtype, device=device)
+    if not isinstance(reply, dict) or not isinstance(reply.get("handle"), Handle) \
+            or not isinstance(reply.get("missing"), list):
+        raise StudentError("ProtocolError", "build: malformed reply")
+    return RemoteModule(student, reply["handle"]), [str(m) for m in reply["missing"]]
 
 
 def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: float) -> bool:
@@ -147,11 +150,11 @@ def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: fl
 
 def expected(reference, case: Case) -> tuple[Tensor, Tensor, float]:
     """The reference's output and weights in float64, and the tolerance for the output."""
-    reference64 = copy.deepcopy(reference).double()
     with torch.no_grad():
-        output = reference64(*inputs(case, torch.float64))
+        output = call_float64(reference, *inputs(case, torch.float64))
+        weights = reference.attention_weights  # float64: read before the float32 call below
         tol = tolerance(reference(*inputs(case, torch.float32)), output)
-    return output, reference64.attention_weights, tol
+    return output, weights, tol
 
 
 def _observe(task: AttentionTask, reference, case: Case, got, weights: bool) -> Observation:
@@ -190,7 +193,7 @@ def compare_output(student, task: AttentionTask, case: Case, device: str) -> Non
     got = module(*inputs(case, device=device))
     output, weights, tol = expected(reference, case)
     try:
-        check_tensor(got, output, tol, OUTPUT, case.code(), "(B, Q, v)")
+        check_tensor(got, output, tol, OUTPUT, case.code, "(B, Q, v)")
     except CheckFailed as failed:
         failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, False, device)
         failed.finding.heatmap = heatmap(_stored(module), weights)
@@ -203,7 +206,7 @@ def compare_weights(student, task: AttentionTask, case: Case, device: str) -> No
     got = module.attr("attention_weights")
     _, weights, tol = expected(reference, case)
     try:
-        check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code(), "(B, Q, K)")
+        check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
         failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), True, device)
         failed.finding.heatmap = heatmap(got, weights)
@@ -231,7 +234,7 @@ def _shape(task: AttentionTask):
             _, module = build(student, task, case, device=ctx.device)
             q, _, v, _ = inputs(case)
             check_shape(module(*inputs(case, device=ctx.device)), (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT,
-                        case.code(), "(B, Q, v)")
+                        case.code, "(B, Q, v)")
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, min_len=0),
                test, ctx, max_examples=5)
     return run
@@ -247,7 +250,7 @@ def _law(task: AttentionTask):
             _, module = build(student, task, case, device=ctx.device)
             got = module(*inputs(case, device=ctx.device))
             q, k, v, lens = inputs(case, device=ctx.device)
-            check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code(), "(B, Q, v)")
+            check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
             empty = (lens if lens.dim() == 2 else lens[:, None].expand(q.shape[:2])) == 0  # (B, Q)
             if not torch.isfinite(got[empty]).all():
                 raise fail(text("attention.empty_row_not_finite"), case_code=case.code(),
@@ -257,7 +260,7 @@ def _law(task: AttentionTask):
                 return
             product = weights.double() @ v.double()  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
             tol = (1e-9 if q.dtype == torch.float64 else 1e-5) * (1 + product.abs().nan_to_num().max().item())
-            check_tensor(got, product, tol, text("attention.law_output"), case.code(), "(B, Q, v)")
+            check_tensor(got, product, tol, text("attention.law_output"), case.code, "(B, Q, v)")
         search(attention_cases(with_lens=True, min_len=0, same_sizes=not task.different_sizes,
                                hidden=task.hidden), test, ctx)
     return run
@@ -269,13 +272,12 @@ def _gradients(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             reference, module = build(student, task, case, device=ctx.device)
-            reference64 = copy.deepcopy(reference).double()
             q, k, v, lens = inputs(case)
             R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
             reply = gradients.student_gradients(student, module.handle, [[None, inputs(case, device=ctx.device)]],
                                                 R.to(ctx.device))
             output, expected_inputs, expected_params = gradients.reference_gradients(
-                lambda leaves: reference64(*leaves, lens), [q, k, v], reference64, R)
+                lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v], reference, R)
             gradients.compare(reply, output, ["queries", "keys", "values"], expected_inputs, expected_params,
                               case.code())
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, dtype=torch.float64),

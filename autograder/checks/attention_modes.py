@@ -39,10 +39,10 @@ def _deterministic_in_eval(task: AttentionTask):
             expected = plain(*inputs(case, device=ctx.device))
             _, module = build(student, task, case, dropout=p, device=ctx.device)
             first, second = call_twice(student, module.handle, None, inputs(case, device=ctx.device))
-            code = f"{case.code()}\n# module.eval(), dropout={p}"
-            check_tensor(first, expected, 1e-6, text("attention.eval_dropout_output"), code)
+            code = f"\n# module.eval(), dropout={p}"
+            check_tensor(first, expected, 1e-6, text("attention.eval_dropout_output"), lambda: case.code() + code)
             check_tensor(second, expected, 1e-6, text("attention.eval_second_call"),
-                         code + "\n# ...called twice with the same tensors")
+                         lambda: case.code() + code + "\n# ...called twice with the same tensors")
         cases = st.tuples(attention_cases(hidden=task.hidden, min_keys=2), st.sampled_from([0.1, 0.5, 0.9]))
         search(cases.map(lambda c: Case(c[0].tensors, {**c[0].options, "p": c[1]}, c[0].recipes)),
                test, ctx, max_examples=5)
@@ -69,7 +69,7 @@ def _dropout_in_train(task: AttentionTask):
         case, device = _train_case(task), ctx.device
         _, plain = build(student, task, case, device=device)
         weights = plain(*inputs(case, device=device))  # (B, Q, K + 1): [W | 1] in eval mode, without dropout
-        check_shape(weights, (4, 8, 7), OUTPUT, case.code(), "(B, Q, v)")
+        check_shape(weights, (4, 8, 7), OUTPUT, case.code, "(B, Q, v)")
         weights = weights[..., :-1].double().cpu()  # (B, Q, K)
         for p in TRAIN_RATES:
             _, module = build(student, task, case, dropout=p, device=device)

@@ -18,7 +18,8 @@ from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 from ..results import Heatmap, text
 from ..sandbox.proxy import StudentError
 from . import gradients
-from .compare import check_shape, check_tensor, heatmap, tolerance
+from .attention import build_remote
+from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, fail, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
@@ -84,23 +85,19 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: 
         enc_outputs = encoder(src)
         reference(tgt, reference.init_state(enc_outputs, lens))  # lazy initialisation
         randomize(reference, seed=case.options["seed"] + 1)
-    module = student.new(task.name, *sizes(case), dropout)
-    module.eval()
+    lazy = [["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]]  # the student's lazy layers
+    float64 = case.options.get("dtype") == torch.float64
     try:
-        module(tgt, module.method("init_state", enc_outputs, lens))  # lazy initialisation
+        module, missing = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy,
+                                       {name: p.detach() for name, p in reference.named_parameters()},
+                                       "float64" if float64 else None, None if device == "cpu" else device)
     except StudentError:
         if task.lstm:
             _name_gru_state(student, task, case, enc_outputs)
         raise
-    missing = module.load_parameters({name: p.detach() for name, p in reference.named_parameters()})
     if missing:
         raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
-    if case.options.get("dtype") == torch.float64:
-        module.to(dtype="float64")
-        enc_outputs = map_tensors(enc_outputs, Tensor.double)
-    if device != "cpu":
-        module.to(device=device)
-    return enc_outputs, reference, module
+    return map_tensors(enc_outputs, Tensor.double) if float64 else enc_outputs, reference, module
 
 
 def on(device: str, case: Case, enc_outputs) -> tuple[Case, object]:
@@ -124,12 +121,14 @@ def _name_gru_state(student, task: DecoderTask, case: Case, enc_outputs) -> None
 
 def expected_logits(task: DecoderTask, reference, case: Case, enc_outputs, cls=None) -> Tensor:
     """Reference logits in float64 (or with a mistake, when ``cls`` is given)."""
-    model = copy.deepcopy(reference).double()
-    if cls is not None:
-        model.__class__ = cls
     with torch.no_grad():
-        state = model.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
-        return model(case.tensors["tgt"], state)[0]
+        state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
+        if cls is None:
+            return call_float64(reference, case.tensors["tgt"], state)[0]
+        model = copy.deepcopy(reference).double()
+        model.__class__ = cls
+        return model(case.tensors["tgt"], model.init_state(map_tensors(enc_outputs, Tensor.double),
+                                                           case.tensors["enc_valid_lens"]))[0]
 
 
 def first(result, case: Case):
@@ -156,7 +155,7 @@ def _matches(task: DecoderTask):
                     map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
             tol = tolerance(own, expected)
             try:
-                check_tensor(got, expected, tol, LOGITS, case.code(), "(B, S, V)")
+                check_tensor(got, expected, tol, LOGITS, case.code, "(B, S, V)")
             except CheckFailed as failed:
                 mistakes = {mid: (lambda cls=cls: expected_logits(task, reference, case, enc_outputs, cls))
                             for mid, cls in _mistaken(task).items()}
@@ -169,11 +168,10 @@ def _matches(task: DecoderTask):
 
 
 def _reference_steps(reference, case: Case, enc_outputs) -> list[Tensor]:
-    model = copy.deepcopy(reference).double()
     with torch.no_grad():
-        model(case.tensors["tgt"], model.init_state(map_tensors(enc_outputs, Tensor.double),
-                                                    case.tensors["enc_valid_lens"]))
-    return model.attention_weights
+        state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
+        call_float64(reference, case.tensors["tgt"], state)
+    return reference.attention_weights
 
 
 def _step_heatmap(module, reference, case: Case, enc_outputs) -> Heatmap | None:
@@ -201,17 +199,17 @@ def _state_shapes(task: DecoderTask):
             if not isinstance(state, (tuple, list)) or len(state) != 3:
                 raise fail(text("decoder.init_state_returns"), case_code=case.code())
             check_tensor(state[0], enc_outputs[0].permute(1, 0, 2), 1e-6, text("decoder.init_state_outputs"),
-                         case.code(), "(B, T, H)")
+                         case.code, "(B, T, H)")
             hidden = state[1]
             if task.lstm and not (isinstance(hidden, (tuple, list)) and len(hidden) == 2):
                 raise fail(text("decoder.lstm_pair"), case_code=case.code())
             logits, new_state = module(tgt, state)
-            check_shape(logits, (B, S, V), LOGITS, case.code(), "(B, S, V)")
+            check_shape(logits, (B, S, V), LOGITS, case.code, "(B, S, V)")
             new_hidden = new_state[1] if isinstance(new_state, (tuple, list)) and len(new_state) == 3 else None
             if task.lstm and not (isinstance(new_hidden, (tuple, list)) and len(new_hidden) == 2):
                 raise fail(text("decoder.lstm_pair"), case_code=case.code() + "\n# the state forward returns")
             for got in (new_hidden if task.lstm else [new_hidden]):
-                check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code(), "(num_layers, B, H)")
+                check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code, "(num_layers, B, H)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
 
@@ -231,7 +229,7 @@ def _weights_per_step(task: DecoderTask):
                            expected=f"[(B, 1, T)] * {S}", got=type(weights).__name__)
             for step, (got, right) in enumerate(zip(weights, expected, strict=True)):
                 try:
-                    check_tensor(got, right, 1e-5, text("decoder.step_weights", step=step), case.code(), "(B, 1, T)")
+                    check_tensor(got, right, 1e-5, text("decoder.step_weights", step=step), case.code, "(B, 1, T)")
                 except CheckFailed as failed:
                     failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                     raise
@@ -252,7 +250,7 @@ def _step_by_step(task: DecoderTask):
                 steps.append(logits)
             check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
                          whole, 1e-4, text("decoder.step_logits"),
-                         case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
+                         lambda: case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
 
@@ -263,7 +261,6 @@ def _gradients(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             enc_outputs, reference, module = setup(student, task, case, device=ctx.device)
-            reference64 = copy.deepcopy(reference).double()
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
             R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
             there, enc_there = on(ctx.device, case, enc_outputs)
@@ -275,10 +272,10 @@ def _gradients(task: DecoderTask):
             names = ["enc_outputs[0]", "enc_outputs[1][0]", "enc_outputs[1][1]"] if task.lstm else [
                 "enc_outputs[0]", "enc_outputs[1]"]
 
-            def forward(xs):
+            def forward(xs, params):
                 enc = (xs[0], (xs[1], xs[2])) if task.lstm else (xs[0], xs[1])
-                return reference64(tgt, reference64.init_state(enc, lens))[0]
-            output, expected_inputs, expected_params = gradients.reference_gradients(forward, leaves, reference64, R)
+                return call_float64(reference, tgt, reference.init_state(enc, lens), params=params)[0]
+            output, expected_inputs, expected_params = gradients.reference_gradients(forward, leaves, reference, R)
             gradients.compare(reply, output, names, expected_inputs, expected_params, case.code())
         search(decoder_cases(dtype=torch.float64), test, ctx, max_examples=5)
     return run

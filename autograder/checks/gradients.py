@@ -16,7 +16,7 @@ from torch.utils._pytree import tree_flatten
 
 from ..results import text
 from ..sandbox.proxy import StudentError
-from .compare import check_tensor, close
+from .compare import check_tensor, close, float64_parameters
 from .core import fail
 
 WHAT_INPUT = "tensor.gradient_of"
@@ -28,13 +28,14 @@ def cotangent(shape: tuple, seed: int) -> Tensor:
     return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
-def reference_gradients(forward: Callable[[list[Tensor]], Tensor], inputs: list[Tensor],
+def reference_gradients(forward: Callable[[list[Tensor], dict[str, Tensor]], Tensor], inputs: list[Tensor],
                         module: torch.nn.Module, R: Tensor) -> tuple[Tensor, list[Tensor], dict[str, Tensor]]:
-    """The reference's output, and its gradients: of every input in ``inputs`` (made leaves
-    here) and of every parameter of ``module``, for ``forward(leaves)`` and the cotangent ``R``."""
-    leaves = [t.detach().requires_grad_() for t in inputs]
-    params = dict(module.named_parameters())
-    output = forward(leaves)
+    """The reference's float64 output, and its gradients: of every input in ``inputs`` (made
+    leaves here) and of every parameter of ``module`` (float64 copies, passed to
+    ``forward(leaves, params)``), for the cotangent ``R``."""
+    leaves = [t.detach().double().requires_grad_() for t in inputs]
+    params = float64_parameters(module, requires_grad=True)
+    output = forward(leaves, params)
     grads = torch.autograd.grad(output, leaves + list(params.values()), grad_outputs=R, allow_unused=True)
     zeros = [torch.zeros_like(t) for t in leaves + list(params.values())]
     grads = [z if g is None else g for g, z in zip(grads, zeros, strict=True)]

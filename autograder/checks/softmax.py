@@ -60,7 +60,7 @@ def compare_to_reference(student, case: Case) -> None:
     expected = reference_softmax(X.double(), lens)
     tol = tolerance(reference_softmax(X.float(), lens), expected)
     try:
-        check_tensor(got, expected, tol, WEIGHTS, case.code(), "(B, Q, K)")
+        check_tensor(got, expected, tol, WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
         failed.finding.mistake = diagnose(student, got, case, tol)
         raise
@@ -77,9 +77,9 @@ def _rows_sum_to_one(student, ctx: Context) -> None:
     def test(case: Case):
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
-        check_shape(got, X.shape, WEIGHTS, case.code())
+        check_shape(got, X.shape, WEIGHTS, case.code)
         sums = (got.double() * keep_mask(lens, X.shape)).sum(-1)  # (B, Q): weight on valid keys
-        check_tensor(sums, torch.ones_like(sums), 1e-5, text("softmax.row_sums"), case.code(), "(B, Q)")
+        check_tensor(sums, torch.ones_like(sums), 1e-5, text("softmax.row_sums"), case.code, "(B, Q)")
     search(score_cases(), test, ctx)
 
 
@@ -87,7 +87,7 @@ def _distribution(got, case: Case) -> None:
     """A law only counts on real weights: rows with a valid key are >= 0 and sum to 1
     (otherwise all zeros would pass "zero weight beyond valid length")."""
     lens = case.tensors["valid_lens"]
-    check_shape(got, case.tensors["X"].shape, WEIGHTS, case.code())
+    check_shape(got, case.tensors["X"].shape, WEIGHTS, case.code)
     rows = (lens if lens.dim() == 2 else lens[:, None].expand(got.shape[:2])) > 0  # (B, Q)
     weights = got.double()[rows]  # (rows, K)
     if (weights < -1e-6).any() or ((weights.sum(-1) - 1).abs() > 1e-4).any():
@@ -103,7 +103,7 @@ def _zero_beyond(student, ctx: Context) -> None:
         masked = got.double() * ~keep_mask(lens, X.shape)  # weights on keys >= valid_len
         try:
             check_tensor(masked, torch.zeros_like(masked), 1e-6, text("softmax.beyond_lens"),
-                         case.code(), "(B, Q, K)")
+                         case.code, "(B, Q, K)")
         except CheckFailed as failed:
             failed.finding.mistake = diagnose(student, got, case, 1e-5)
             raise
@@ -127,7 +127,7 @@ def _shape_dtype_device(student, ctx: Context) -> None:
         case = case.on(ctx.device)
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
-        check_shape(got, X.shape, WEIGHTS, case.code(), "(B, Q, K)")
+        check_shape(got, X.shape, WEIGHTS, case.code, "(B, Q, K)")
         if got.dtype != X.dtype or got.device.type != X.device.type:
             raise fail(text("softmax.dtype_device"), case_code=case.code(),
                        expected=f"{X.dtype}, {X.device.type}", got=f"{got.dtype}, {got.device.type}")

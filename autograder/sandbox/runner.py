@@ -188,17 +188,14 @@ class Runner:
         output and the gradients (None where none flows); the grader compares them with
         the reference's.
         """
-        module, leaves, results = self._target(target), [], []
+        module, leaves = self._target(target), []
 
         def leaf(value):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 value = value.detach().requires_grad_()
                 leaves.append(value)
             return value
-        for method, args in calls:
-            args = [results[a["result_of"]] if isinstance(a, dict) and "result_of" in a
-                    else tree_map(leaf, self._in(a)) for a in args]
-            results.append((module if method is None else getattr(module, method))(*args))
+        results = self._run_calls(module, calls, leaf)
         output = results[-1][0] if isinstance(results[-1], (tuple, list)) else results[-1]
         params = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
         wrt = leaves + [p for _, p in params]
@@ -209,6 +206,29 @@ class Runner:
         return {"output": output.detach() if isinstance(output, torch.Tensor) else output,
                 "inputs": list(grads[:len(leaves)]),
                 "parameters": {name: g for (name, _), g in zip(params, grads[len(leaves):], strict=True)}}
+
+    def op_build(self, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
+                 dtype: str | None = None, device: str | None = None) -> dict:
+        """What the checks do before each example, in one round trip: ``new``, eval mode, the
+        lazy-initialising ``calls`` (as in ``gradients``), the parameters copied by name, then
+        ``to(device, dtype)``. Returns the module's handle and the parameter names not found."""
+        handle = self.op_new(name, args, kwargs)
+        module = self.objects[handle.id]
+        module.eval()
+        self._run_calls(module, calls)
+        missing = self.op_load_parameters(handle, parameters)
+        if dtype is not None or device is not None:
+            self.op_to(handle, device=device, dtype=dtype)
+        return {"handle": handle, "missing": missing}
+
+    def _run_calls(self, module, calls: list, leaf=None) -> list:
+        """``[[method or None, args], ...]`` on ``module``; ``{"result_of": i}`` is the i-th result."""
+        results = []
+        for method, args in calls:
+            args = [results[a["result_of"]] if isinstance(a, dict) and "result_of" in a
+                    else tree_map(leaf, self._in(a)) if leaf else self._in(a) for a in args]
+            results.append((module if method is None else getattr(module, method))(*args))
+        return results
 
     def op_getattr(self, target, name: str):
         return getattr(self._target(target), name)
