@@ -48,9 +48,11 @@ def ray_start(temp: str, *args: str) -> int:
 def grade(submitted: Path, out: Path, *extra: str) -> tuple[float, float, float]:
     """(seconds to the first result, to the last, number graded) from the command's start."""
     started = time.time()
-    subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()", "grade", str(submitted),
-                    "--assignment", "attention_scoring", "--output", str(out), *extra],
-                   check=True, capture_output=True)
+    run = subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()", "grade", str(submitted),
+                          "--assignment", "attention_scoring", "--output", str(out), *extra],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"grading failed ({run.returncode}):\n{run.stderr[-3000:]}")
     times = sorted(p.stat().st_mtime for p in out.glob("s*.json"))
     return times[0] - started, times[-1] - started, len(times)
 
