@@ -38,7 +38,8 @@ def lay_out(folder: Path, count: int) -> None:
 def ray_start(temp: str, *args: str) -> int:
     """Starts a node with a temp folder of its own (as on its own host: the driver attaches
     to the node its session folder names); returns its process group (the daemons stay in it)."""
-    start = subprocess.Popen([str(RAY), "start", *args, *NODE, "--temp-dir", temp], start_new_session=True,
+    env = {**os.environ, "RAY_memory_monitor_refresh_ms": "0"}  # it counts others' processes too
+    start = subprocess.Popen([str(RAY), "start", *args, *NODE, "--temp-dir", temp], start_new_session=True, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if start.wait(timeout=300) != 0:
         raise SystemExit("ray start failed")

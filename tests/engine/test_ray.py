@@ -52,7 +52,9 @@ class RayNode:
     def __init__(self, *args: str):
         self.temp_dir = tempfile.mkdtemp(prefix="agray")  # short: Ray's socket paths must fit in 107 bytes
         self.marker = f"{os.environ[RUN_MARKER]}-ray-{uuid.uuid4().hex[:6]}"
-        env = {**os.environ, RUN_MARKER: self.marker, "RAY_USAGE_STATS_ENABLED": "0"}
+        # Ray's memory monitor off: it counts the whole machine's memory, others' processes too
+        env = {**os.environ, RUN_MARKER: self.marker, "RAY_USAGE_STATS_ENABLED": "0",
+               "RAY_memory_monitor_refresh_ms": "0"}
         started = time.monotonic()
         start = subprocess.Popen([str(RAY), "start", *args, *NODE_OPTIONS, "--temp-dir", self.temp_dir], env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
