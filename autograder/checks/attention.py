@@ -9,6 +9,7 @@ so a module whose output is right but that keeps no weights loses the weights' p
 """
 import copy
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -188,22 +189,42 @@ def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: flo
     return name_mistake(_observe(task, reference, case, got, weights), probes, tol)
 
 
+# The student's eval-mode output and stored weights per case, for one student: the output and
+# the weights checks draw the same examples, so the weights check reads what the output
+# check's calls returned instead of calling again.
+_CALLED: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+
+
+def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
+    """(reference, the student's output, its attention_weights or the StudentError reading them)."""
+    seen = _CALLED.setdefault(student, {})
+    key = (task.name, device, case.code())
+    if key not in seen:
+        reference, module = build(student, task, case, device=device)
+        got = module(*inputs(case, device=device))
+        try:
+            weights = module.attr("attention_weights")
+        except StudentError as error:
+            weights = error
+        seen[key] = (reference, got, weights)
+    return seen[key]
+
+
 def compare_output(student, task: AttentionTask, case: Case, device: str) -> None:
-    reference, module = build(student, task, case, device=device)
-    got = module(*inputs(case, device=device))
+    reference, got, got_weights = called(student, task, case, device)
     output, weights, tol = expected(reference, case)
     try:
         check_tensor(got, output, tol, OUTPUT, case.code, "(B, Q, v)")
     except CheckFailed as failed:
         failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, False, device)
-        failed.finding.heatmap = heatmap(_stored(module), weights)
+        failed.finding.heatmap = heatmap(got_weights, weights)
         raise
 
 
 def compare_weights(student, task: AttentionTask, case: Case, device: str) -> None:
-    reference, module = build(student, task, case, device=device)
-    module(*inputs(case, device=device))
-    got = module.attr("attention_weights")
+    reference, _, got = called(student, task, case, device)
+    if isinstance(got, StudentError):
+        raise got
     _, weights, tol = expected(reference, case)
     try:
         check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code, "(B, Q, K)")
@@ -220,11 +241,15 @@ def _stored(module):
         return None
 
 
-def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes: bool = True):
+def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes: bool = True,
+             examples_of: str | None = None):
+    """A search comparing with the reference; ``examples_of`` names the check whose examples
+    (seed) it shares."""
     def run(student, ctx: Context) -> None:
         cases = attention_cases(two_d=two_d, same_sizes=same_sizes, hidden=task.hidden,
                                 with_lens=True if two_d else None)
-        search(cases, lambda case: compare(student, task, case, ctx.device), ctx)
+        search(cases, lambda case: compare(student, task, case, ctx.device),
+               ctx.for_check(examples_of) if examples_of else ctx)
     return run
 
 
@@ -262,7 +287,7 @@ def _law(task: AttentionTask):
             tol = (1e-9 if q.dtype == torch.float64 else 1e-5) * (1 + product.abs().nan_to_num().max().item())
             check_tensor(got, product, tol, text("attention.law_output"), case.code, "(B, Q, v)")
         search(attention_cases(with_lens=True, min_len=0, same_sizes=not task.different_sizes,
-                               hidden=task.hidden), test, ctx)
+                               hidden=task.hidden), test, ctx, max_examples=max(5, ctx.max_examples // 2))
     return run
 
 
@@ -297,7 +322,8 @@ def checks_for(task_id: str) -> list[Check]:
         checks.append(check("matches the reference with 2-D valid_lens", _matches(task, compare_output, two_d=True)))
     if task.different_sizes:
         checks.append(check("queries and keys of different sizes", _matches(task, compare_output, same_sizes=False)))
-    return checks + [check("attention_weights match the reference",
-                           _matches(task, compare_weights, same_sizes=not task.different_sizes)),
+    return checks + [check("attention_weights match the reference",  # the output check's examples
+                           _matches(task, compare_weights, two_d=False if task.two_d_check else None,
+                                    examples_of="matches the reference")),
                      check("output equals attention_weights @ values", _law(task)),
                      check("gradients match the reference", _gradients(task))]
