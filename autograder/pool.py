@@ -22,7 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from .pipeline import Batch, empty_result, grade_submission
 from .results import Issue, SubmissionResult, text
-from .sandbox import use_one_torch_thread
+from .sandbox import set_up_torch
 from .submissions import Submission
 
 ATTEMPTS = 3
@@ -132,11 +132,14 @@ def _start_slot(batch: Batch, counter, parent: int) -> None:
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    use_one_torch_thread()
+    set_up_torch()
     from .sandbox.sandbox import Sandbox  # noqa: PLC0415 - only grading processes need it
     with counter.get_lock():
         slot, counter.value = counter.value, counter.value + 1
     _SLOT["batch"] = batch
+    if batch.settings.device == "cuda":  # before the sandbox: CUDA's lazily made /dev nodes exist then
+        import torch
+        torch.cuda.init()
     _SLOT["sandbox"] = Sandbox(slot, batch.helpers, batch.config.sandbox.limits(), batch.settings.device)
     _SLOT["sandbox"].start()
 

@@ -124,9 +124,9 @@ class Slot:
 
     def __init__(self, batch: Batch, digest: str):
         from .course import COURSE
-        from .sandbox import use_one_torch_thread
+        from .sandbox import set_up_torch
         from .sandbox.sandbox import Sandbox
-        use_one_torch_thread()
+        set_up_torch()
         self.host = socket.gethostname()
         mine = code_digest(COURSE, batch.settings.assignment)
         if mine != digest:

@@ -21,7 +21,7 @@ from .pipeline import Batch, read_submission
 from .pool import Stopped, grade_all
 from .results import SubmissionResult
 from .runmarker import RUN_MARKER
-from .sandbox import use_one_torch_thread
+from .sandbox import set_up_torch
 from .store import OutputFolder
 from .submissions import Submission, find_submissions
 
@@ -120,7 +120,7 @@ class GradeRun:
 
 def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     """Every check that can fail before grading starts; ``ConfigError`` says what to fix."""
-    use_one_torch_thread()
+    set_up_torch()
     os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path)

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_map
 
-from . import protocol
+from . import protocol, set_up_torch
 from .elsewhere import OtherDevice, back_to_cpu
 from .protocol import Handle
 
@@ -63,10 +63,7 @@ class Runner:
     """Holds the student's namespace and the objects made in it; answers requests."""
 
     def __init__(self, output_limit: int = 65536):
-        # The same score on CPU and CUDA (SPEC §3): no TF32 in matmuls or cuDNN's RNNs.
-        # Setting the flags does not initialise CUDA.
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        set_up_torch()
         self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
         self.objects: dict[int, object] = {}
         self.saved_bindings: dict[str, object] = {}
