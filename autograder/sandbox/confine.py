@@ -53,7 +53,7 @@ def bwrap_command(bwrap: str, plan: Plan) -> list[str]:
     if plan.gpu is not None:
         for node in [*(n for n in GPU_CONTROL_NODES if os.path.exists(n)), plan.gpu]:
             command += ["--dev-bind", node, node]
-    command += _environment_args(python, site_dirs, device)
+    command += _environment_args(python, site_dirs, cuda=plan.gpu is not None)
     command += ["--", python, "-P", "-s", "-m", "autograder.sandbox.zygote", plan.zygote_args]
     if plan.tmp_mount is None:
         return command
@@ -139,14 +139,14 @@ def _hide_secrets(binds: list[tuple[Path, str]]) -> list[str]:
     return args
 
 
-def _environment_args(python: str, site_dirs: list[str], device: str = "cpu") -> list[str]:
+def _environment_args(python: str, site_dirs: list[str], cuda: bool = False) -> list[str]:
     """The worker's whole environment. On CUDA the driver's library path passes through:
     libcuda may be found only through it (a driver under /usr/local/nvidia)."""
     env = {"PATH": f"{Path(python).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
            "PYTHONPATH": ":".join([PACKAGE_INSIDE, *site_dirs]), "LANG": "C.UTF-8",
            "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp", "NBGRADER_EXECUTION": "autograde",
            "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    if device.startswith("cuda") and os.environ.get("LD_LIBRARY_PATH"):
+    if cuda and os.environ.get("LD_LIBRARY_PATH"):
         env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
     args = ["--clearenv"]
     for key, value in env.items():
