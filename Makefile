@@ -21,7 +21,9 @@ sandbox-deps:
 browser-deps:
 	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
 
+# Lint first (pyproject.toml: STYLE's complexity and commented-out-code rules), then the suite.
 test: $(STAMP) sandbox-deps browser-deps
+	$(VENV)/bin/ruff check .
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m pytest -p no:cacheprovider
 
 # Grades the bundled example submissions (correct, untouched, buggy, hostile).

@@ -82,32 +82,49 @@ def _assemble(submission, source, tasks: list[str], plan: CellPlan) -> None:
     source_cells = {grade_id(c): c for c in source.cells if grade_id(c)}
     if not any(grade_id(cell) for cell in submission.cells):
         return _assemble_stripped(submission, source, plan)
-    order = {gid: i for i, gid in enumerate(source_cells)}
     seen: dict[str, int] = {}
     for number, cell in enumerate(submission.cells, start=1):
-        gid = grade_id(cell)
-        if gid is None and nbgrader_meta(cell).get("grade_id") is not None:
-            plan.warn("bad_grade_id", text("issue.bad_grade_id", cell=f"#{number}"))
-        if gid in seen:
-            plan.warn("duplicate_cell", text("issue.duplicate_cell", gid=gid, cell=f"#{number}"),
-                      gid if gid in tasks else None)
+        gid = _known_grade_id(cell, number, source_cells, seen, tasks, plan)
+        if gid is _DUPLICATE:
             continue
-        if gid is not None and gid not in source_cells:
-            plan.warn("unknown_grade_id", text("issue.unknown_grade_id", cell=f"#{number}", gid=gid))
         origin = source_cells.get(gid)
         if origin is not None:
             seen[gid] = number
             _compare_cells(cell, origin, gid, plan)
-        if cell.get("cell_type") != "code" and (origin is None or origin.cell_type != "code"):
-            continue
-        if origin is None:
-            plan.cells.append((f"#{number}", _strip_magics(_source(cell), f"#{number}", plan)))
-        elif nbgrader_meta(origin).get("solution"):
-            if cell.get("cell_type") == "code":
-                plan.cells.append((gid, _strip_magics(_source(cell), gid, plan)))
-        elif not nbgrader_meta(origin).get("grade") and origin.cell_type == "code":
-            plan.cells.append((gid, origin.source))  # locked: the TA's version, always
+        _plan_cell(cell, number, gid, origin, plan)
+    order = {gid: i for i, gid in enumerate(source_cells)}
     _restore_deleted(source_cells, order, seen, tasks, plan)
+
+
+_DUPLICATE = object()  # a grade id seen before in this notebook: the cell is skipped
+
+
+def _known_grade_id(cell, number: int, source_cells: dict, seen: dict, tasks: list[str], plan: CellPlan):
+    """The cell's grade id (None for the student's own), with what is odd about it reported."""
+    gid = grade_id(cell)
+    if gid is None and nbgrader_meta(cell).get("grade_id") is not None:
+        plan.warn("bad_grade_id", text("issue.bad_grade_id", cell=f"#{number}"))
+    if gid in seen:
+        plan.warn("duplicate_cell", text("issue.duplicate_cell", gid=gid, cell=f"#{number}"),
+                  gid if gid in tasks else None)
+        return _DUPLICATE
+    if gid is not None and gid not in source_cells:
+        plan.warn("unknown_grade_id", text("issue.unknown_grade_id", cell=f"#{number}", gid=gid))
+    return gid
+
+
+def _plan_cell(cell, number: int, gid: str | None, origin, plan: CellPlan) -> None:
+    """The student's own code cell and a solution cell run as written; a locked cell runs
+    as the TA's source has it; test cells never run."""
+    if cell.get("cell_type") != "code" and (origin is None or origin.cell_type != "code"):
+        return
+    if origin is None:
+        plan.cells.append((f"#{number}", _strip_magics(_source(cell), f"#{number}", plan)))
+    elif nbgrader_meta(origin).get("solution"):
+        if cell.get("cell_type") == "code":
+            plan.cells.append((gid, _strip_magics(_source(cell), gid, plan)))
+    elif not nbgrader_meta(origin).get("grade") and origin.cell_type == "code":
+        plan.cells.append((gid, origin.source))  # locked: the TA's version, always
 
 
 def _assemble_stripped(submission, source, plan: CellPlan) -> None:

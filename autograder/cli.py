@@ -102,7 +102,13 @@ def _progress(total: int):
 
 
 def _summary(run, seconds: float) -> None:
-    from .run import signal_name
+    _task_table(run, seconds)
+    _scores_and_problems(run)
+    _where_things_are(run)
+
+
+def _task_table(run, seconds: float) -> None:
+    """Full marks per task, over the submissions graded (written answers: by the TA)."""
     results = list(run.results.values())
     table = Table(title=f"{len(results)} of {len(run.submissions)} submissions graded in {seconds:.1f} s "
                         f"({len(run.reused)} reused)")
@@ -116,6 +122,11 @@ def _summary(run, seconds: float) -> None:
         full = sum(t.score is not None and t.score >= t.max_score for t in tasks)
         table.add_row(task_id, f"{full}/{len(tasks)}")
     console.print(table)
+
+
+def _scores_and_problems(run) -> None:
+    from .run import signal_name
+    results = list(run.results.values())
     if results:
         first = results[0]
         mean = sum(r.autograded_score for r in results) / len(results)
@@ -134,6 +145,9 @@ def _summary(run, seconds: float) -> None:
         console.print(f"[yellow]stopped by {signal_name(128 + run.stopped_by)}:[/yellow] "
                       f"{len(results)} of {len(run.submissions)} graded and kept in {run.folder.path}; "
                       f"run the same command again to grade the other {len(run.missing)}")
+
+
+def _where_things_are(run) -> None:
     console.print(f"results: {run.folder.path} (grades.csv, <student>.json, feedback/)")
     if run.report is not None:
         console.print(f"class report: {run.report}")

@@ -1,4 +1,5 @@
 """Grading one task: bind the other tasks' names to the book, run the checks, add points."""
+import contextlib
 import zlib
 from dataclasses import dataclass, field
 
@@ -90,22 +91,11 @@ def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGra
         return grade
     ctx = Context(settings.assignment, task_id, settings.seed, device=settings.device)
     try:
-        for check in task.checks:
-            outcome = run_check(check, student, ctx, points[check.name])
-            grade.result.checks.append(outcome.result)
-            if outcome.grader_error:
-                grade.errors.append(Issue(code="grader_error", task=task_id,
-                                          text=text("issue.grader_error", detail=outcome.grader_error)))
-            if outcome.worker_lost:
-                grade.lost_worker = True
-                break
-        if task.remarks is not None and not grade.lost_worker:
-            task.remarks(student, ctx)
-    except StudentError:
-        pass  # a remark that could not run (the checks have judged already)
+        _run_checks(student, task, points, ctx, grade)
     finally:
         if not grade.lost_worker:
-            _unbind(student)
+            with contextlib.suppress(StudentError):  # the next task binds afresh, unbinding first
+                student.unbind()
     done = {c.name for c in grade.result.checks}
     grade.result.checks += [_not_run(check.name, points[check.name], text("task.not_finished"))
                             for check in task.checks if check.name not in done]
@@ -115,11 +105,20 @@ def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGra
     return grade
 
 
-def _unbind(student: Student) -> None:
-    try:
-        student.unbind()
-    except StudentError:
-        pass  # the next task binds afresh, and bind starts by unbinding
+def _run_checks(student: Student, task, points: dict, ctx: Context, grade: TaskGrade) -> None:
+    """Each check in order, until one loses the worker; then the task's remarks."""
+    for check in task.checks:
+        outcome = run_check(check, student, ctx, points[check.name])
+        grade.result.checks.append(outcome.result)
+        if outcome.grader_error:
+            grade.errors.append(Issue(code="grader_error", task=task.id,
+                                      text=text("issue.grader_error", detail=outcome.grader_error)))
+        if outcome.worker_lost:
+            grade.lost_worker = True
+            return
+    if task.remarks is not None:
+        with contextlib.suppress(StudentError):  # a remark that could not run: the checks have judged
+            task.remarks(student, ctx)
 
 
 def _not_run(name: str, points: float, problem) -> CheckResult:

@@ -65,8 +65,8 @@ def score_line(result: SubmissionResult, language: str) -> str:
 
 def feedback_markdown(result: SubmissionResult, language: str) -> str:
     """The student's feedback: score, then each task's failed checks in full."""
-    lines = [f"# {one_line(render(text('feedback.title', student=result.student_id, assignment=result.assignment), language))}",
-             "", f"**{score_line(result, language)}**", "",
+    title = text("feedback.title", student=result.student_id, assignment=result.assignment)
+    lines = [f"# {one_line(render(title, language))}", "", f"**{score_line(result, language)}**", "",
              render(text("feedback.public_note"), language), ""]
     for task in result.tasks:
         lines += _task_markdown(task, language)

@@ -11,6 +11,7 @@ readable, stable id). File names are ids that fit the file system (``file_stem``
 full id stays inside the JSON and in grades.csv. No text cell of grades.csv starts a
 spreadsheet formula.
 """
+import contextlib
 import csv
 import hashlib
 import io
@@ -83,8 +84,8 @@ class OutputFolder:
             raise ConfigError(f"--output {self.path}: is a file, not a folder; name a folder")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            probe = tempfile.NamedTemporaryFile(dir=self.path, prefix=".probe.")
-            probe.close()
+            with tempfile.NamedTemporaryFile(dir=self.path, prefix=".probe."):
+                pass
         except OSError as error:
             raise ConfigError(f"--output {self.path}: cannot write there ({error.strerror})") from None
         marker = self.path / MARKER
@@ -119,10 +120,8 @@ class OutputFolder:
             return None
         timing = self.path / "timing" / path.name
         if timing.is_file():
-            try:
+            with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):  # for the report only
                 _apply_timing(result, json.loads(timing.read_text(encoding="utf-8")))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                pass  # timings are for the report only
         return result
 
     def save(self, result: SubmissionResult) -> SubmissionResult:

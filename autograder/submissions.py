@@ -55,21 +55,25 @@ def _under(path: Path, assignment: str, notebook: str) -> list[Submission]:
     if (path / assignment).is_dir() and path.parent.name == "submitted":     # submitted/<id>
         return [_in_assignment_folder(path.name, path / assignment, notebook)]
     root = path / "submitted" if (path / "submitted").is_dir() else path
-    found = []
-    for entry in sorted(os.scandir(root), key=lambda e: e.name):
-        name = clean_text(entry.name)
-        if entry.name.endswith(".ipynb"):
-            problem = None if _regular(entry) else text("issue.not_regular", path=name)
-            found.append(Submission(name[: -len(".ipynb")], Path(entry.path), problem))
-        elif entry.is_dir(follow_symlinks=False):
-            folder = Path(entry.path) / assignment
-            if folder.is_symlink():
-                found.append(Submission(name, folder, text("issue.not_regular", path=f"{name}/{assignment}")))
-            elif folder.is_dir():
-                found.append(_in_assignment_folder(name, folder, notebook))
-        elif entry.is_symlink() and (Path(entry.path) / assignment).exists():
-            found.append(Submission(name, Path(entry.path), text("issue.not_regular", path=name)))
-    return found
+    found = (_entry(entry, assignment, notebook) for entry in sorted(os.scandir(root), key=lambda e: e.name))
+    return [submission for submission in found if submission is not None]
+
+
+def _entry(entry: os.DirEntry, assignment: str, notebook: str) -> Submission | None:
+    """A folder's entry as a submission: a notebook, or a student's folder holding the
+    assignment; links are refused; anything else is not a submission."""
+    name = clean_text(entry.name)
+    if entry.name.endswith(".ipynb"):
+        problem = None if _regular(entry) else text("issue.not_regular", path=name)
+        return Submission(name[: -len(".ipynb")], Path(entry.path), problem)
+    folder = Path(entry.path) / assignment
+    if entry.is_symlink() and folder.exists():
+        return Submission(name, Path(entry.path), text("issue.not_regular", path=name))
+    if not entry.is_dir(follow_symlinks=False):
+        return None
+    if folder.is_symlink():
+        return Submission(name, folder, text("issue.not_regular", path=f"{name}/{assignment}"))
+    return _in_assignment_folder(name, folder, notebook) if folder.is_dir() else None
 
 
 def _bare_id(path: Path, assignment: str) -> str:
@@ -84,7 +88,8 @@ def _in_assignment_folder(student_id: str, folder: Path, notebook: str) -> Submi
     candidates = [folder / notebook] if os.path.lexists(folder / notebook) else sorted(folder.glob("*.ipynb"))
     chosen = candidates[0] if candidates else folder / notebook
     if os.path.lexists(chosen) and not _regular(chosen):
-        return Submission(student_id, chosen, text("issue.not_regular", path=f"{student_id}/{folder.name}/{chosen.name}"))
+        where = f"{student_id}/{folder.name}/{chosen.name}"
+        return Submission(student_id, chosen, text("issue.not_regular", path=where))
     return Submission(student_id, chosen)
 
 

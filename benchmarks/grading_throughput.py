@@ -1,9 +1,14 @@
 """Seconds per submission: `autograder grade` vs real `nbgrader autograde`, same verdicts?
 
 Generates COUNT submissions (half per assignment, cycling through correct, buggy and
-untouched notebooks from examples/ and student_template/), grades them both ways in a
-temporary nbgrader course, prints seconds per submission for each, the ratio, and every
-task whose score differs between the two paths. Not a test: run it by hand.
+untouched notebooks from examples/ and student_template/), grades them both ways, prints
+per assignment the seconds per submission, the ratio, where the autograder's time went
+(from its timing files: worker start and cells, each check family, the rest), and every
+task whose score differs between the two paths. nbgrader grades a temporary nbgrader course
+(only the notebook handed in; it copies the helpers from the source folder); the autograder
+grades a copy of its submitted/ folder outside the course, so that the time is grading's
+alone (recording into a gradebook is nbgrader's own code: about 1 s per submission, see
+README). Not a test: run it by hand on an idle machine.
 
     .venv/bin/python benchmarks/grading_throughput.py [COUNT] [--jobs N]
 """
@@ -35,7 +40,7 @@ def variants(assignment: str) -> list[Path]:
 
 
 def lay_out(root: Path, count: int) -> dict[str, list[str]]:
-    """submitted/<student>/<assignment>/<assignment>.ipynb with the helpers beside it."""
+    """submitted/<student>/<assignment>/<assignment>.ipynb, the notebook alone."""
     students: dict[str, list[str]] = {}
     for i in range(count):
         assignment = ("attention_scoring", "bahdanau")[i % 2]
@@ -44,7 +49,6 @@ def lay_out(root: Path, count: int) -> dict[str, list[str]]:
         folder = root / "submitted" / student / assignment
         folder.mkdir(parents=True)
         shutil.copy(options[(i // 2) % len(options)], folder / f"{assignment}.ipynb")
-        shutil.copytree(REPO / "student_template" / assignment / "d2l_attention", folder / "d2l_attention")
         students.setdefault(assignment, []).append(student)
     return students
 
@@ -65,6 +69,27 @@ def nbgrader_scores(root: Path, assignment: str, students: list[str]) -> dict:
                 if g.name.endswith("_tests")}
 
 
+def split(folder: Path) -> str:
+    """Mean seconds per submission in each grading process, by phase and check family (the
+    processes run side by side, so these add up to about jobs x the wall time)."""
+    phases: dict[str, float] = {}
+    files = list((folder / "timing").glob("*.json"))
+    for path in files:
+        timing = json.loads(path.read_text())
+        cells = timing["phases"].get("cells", 0.0)
+        checks = {}
+        for task in timing["tasks"].values():
+            for name, seconds in task["checks"].items():
+                family = name.split(" with ")[0].split(" (")[0]
+                checks[family] = checks.get(family, 0.0) + seconds
+        rest = timing["phases"].get("total", 0.0) - cells - sum(checks.values())
+        for key, value in [("worker start and cells", cells), *checks.items(), ("other", rest)]:
+            phases[key] = phases.get(key, 0.0) + value
+    n = max(len(files), 1)
+    ranked = sorted(phases.items(), key=lambda kv: -kv[1])
+    return "time per submission: " + ", ".join(f"{k} {v / n:.3f} s" for k, v in ranked)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("count", type=int, nargs="?", default=100)
@@ -74,24 +99,27 @@ def main() -> None:
     (root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(repo=str(REPO), root=str(root)))
     shutil.copytree(REPO / "assignments", root / "source")
     students = lay_out(root, args.count)
+    shutil.copytree(root / "submitted", root / "plain" / "submitted")
     ours, theirs, differ = {}, {}, []
     for assignment, names in students.items():
-        ours[assignment] = run([sys.executable, "-m", "autograder.cli", "grade", str(root / "submitted"), "--assignment",
-                     assignment, "--output", str(root / "results" / assignment), "--jobs", str(args.jobs),
-                     "--force"], root)
+        ours[assignment] = run([sys.executable, "-m", "autograder.cli", "grade", str(root / "plain" / "submitted"),
+                                "--assignment", assignment, "--output", str(root / "results" / assignment),
+                                "--jobs", str(args.jobs), "--force"], root)
         run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"], root)
         theirs[assignment] = run([sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"], root)
         reference = nbgrader_scores(root, assignment, names)
         for student in names:
             result = json.loads((root / "results" / assignment / f"{student}.json").read_text())
             for task in result["tasks"]:
-                if task["score"] is not None and abs(task["score"] - (reference.get((student, task["id"])) or 0)) > 1e-9:
-                    differ.append((student, task["id"], task["score"], reference.get((student, task["id"]))))
+                theirs_score = reference.get((student, task["id"]))
+                if task["score"] is not None and abs(task["score"] - (theirs_score or 0)) > 1e-9:
+                    differ.append((student, task["id"], task["score"], theirs_score))
     for assignment, names in students.items():
         n = len(names)
         print(f"{assignment}: {n} submissions, autograder --jobs {args.jobs} {ours[assignment] / n:.3f} s, "
               f"nbgrader {theirs[assignment] / n:.3f} s per submission, "
               f"ratio {theirs[assignment] / ours[assignment]:.1f}x")
+        print("   " + split(root / "results" / assignment))
     n, total_ours, total_theirs = args.count, sum(ours.values()), sum(theirs.values())
     print(f"{n} submissions, autograder --jobs {args.jobs}: {total_ours / n:.3f} s per submission")
     print(f"{n} submissions, nbgrader autograde (serial): {total_theirs / n:.3f} s per submission")

@@ -16,10 +16,8 @@ def keep_mask(valid_lens: Tensor, shape: torch.Size) -> Tensor:
     key positions ``>= valid_len`` are dropped, lengths above K keep every key.
     """
     key_positions = torch.arange(shape[-1], device=valid_lens.device)  # (K,)
-    if valid_lens.dim() == 1:
-        lens = valid_lens[:, None, None]  # (B, 1, 1), shared by the queries
-    else:
-        lens = valid_lens[:, :, None]     # (B, Q, 1)
+    # (B,) -> (B, 1, 1), shared by the queries; (B, Q) -> (B, Q, 1)
+    lens = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
     return key_positions < lens           # (B, Q or 1, K) -> broadcasts to (B, Q, K)
 
 
@@ -74,7 +72,8 @@ class AdditiveAttention(nn.Module):
         Split out of ``forward`` so that a decoder can project its keys once per
         sequence instead of once per step.
         """
-        features = torch.tanh(queries_h.unsqueeze(2) + keys_h.unsqueeze(1))  # (B, Q, 1, H) + (B, 1, K, H) -> (B, Q, K, H)
+        # (B, Q, 1, H) + (B, 1, K, H) -> (B, Q, K, H)
+        features = torch.tanh(queries_h.unsqueeze(2) + keys_h.unsqueeze(1))
         scores = self.w_v(features).squeeze(-1)  # (B, Q, K, 1) -> (B, Q, K)
         self.attention_weights = masked_softmax(scores, valid_lens)  # (B, Q, K)
         return self.dropout(self.attention_weights) @ values  # (B, Q, K) @ (B, K, v) -> (B, Q, v)

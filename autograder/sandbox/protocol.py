@@ -63,16 +63,23 @@ def encode(value, buffers: list[bytes], handle_of=None):
         return _encode_tensor(value, buffers)
     if isinstance(value, Handle):
         return {"__handle__": value.id}
-    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
-        items = [encode(item, buffers, handle_of) for item in value]
-        return items if type(value) is list else {"__tuple__": items}
-    if type(value) is dict and all(type(key) is str for key in value):
-        return {"__dict__": [[key, encode(item, buffers, handle_of)] for key, item in value.items()]}
+    if type(value) in (list, tuple, dict):
+        return _encode_container(value, buffers, handle_of)
     if handle_of is not None:
         handle = handle_of(value)
         if handle is not None:
             return {"__handle__": handle.id}
     return {"__opaque__": type(value).__name__[:100]}
+
+
+def _encode_container(value, buffers: list[bytes], handle_of):
+    """A list, a tuple, or a dict with string keys (any other dict is opaque)."""
+    if type(value) is dict:
+        if not all(type(key) is str for key in value):
+            return {"__opaque__": "dict"}
+        return {"__dict__": [[key, encode(item, buffers, handle_of)] for key, item in value.items()]}
+    items = [encode(item, buffers, handle_of) for item in value]
+    return items if type(value) is list else {"__tuple__": items}
 
 
 def _encode_tensor(value: torch.Tensor, buffers: list[bytes]) -> dict:

@@ -1,6 +1,7 @@
 """Malformed input from a student is the student's error, never the grader's crash:
 hypothesis over notebook JSON (what ``assemble`` reads) and over protocol frames (what a
 worker can send back)."""
+import contextlib
 import json
 import socket
 import struct
@@ -62,10 +63,8 @@ def test_any_frame_decodes_or_is_a_protocol_error(body, sizes, tail):
     with grader, worker:
         worker.sendall(struct.pack(">Q", len(header)) + header + tail)
         worker.shutdown(socket.SHUT_WR)
-        try:
+        with contextlib.suppress(protocol.ProtocolError, EOFError):
             protocol.recv(grader)
-        except (protocol.ProtocolError, EOFError):
-            pass
 
 
 def test_infinity_where_a_handle_is_expected_is_a_protocol_error():

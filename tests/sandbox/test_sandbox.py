@@ -12,7 +12,7 @@ from autograder.sandbox.proxy import Student, WorkerLost
 from autograder.sandbox.errors import ZygoteGone
 from autograder.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxUnavailable
 
-from .helpers import CAN_SANDBOX, SKIP_REASON, cut_at_its_limit, make_helper_package, run
+from .helpers import CAN_SANDBOX, SKIP_REASON, make_helper_package, run
 
 PACKAGE = Path(sandbox_module.__file__).parent
 pytestmark = pytest.mark.timeout(60)
