@@ -141,39 +141,46 @@ def _index(value, what: str) -> int:
 
 
 def send(sock: socket.socket, value, handle_of=None) -> None:
-    """Send one message holding ``value``."""
+    """Send one message holding ``value``, in one ``sendall`` (one system call for a small one)."""
     buffers: list[bytes] = []
     body = encode(value, buffers, handle_of)
     header = json.dumps({"body": body, "sizes": [len(b) for b in buffers]}).encode()
-    sock.sendall(struct.pack(">Q", len(header)) + header)
-    for buffer in buffers:
-        sock.sendall(buffer)
+    sock.sendall(b"".join([struct.pack(">Q", len(header)), header, *buffers]))
 
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    chunks, left = [], size
-    while left:
-        chunk = sock.recv(min(left, 1 << 20))
-        if not chunk:
-            raise EOFError("the peer closed the connection")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+class _Reader:
+    """One message's bytes: each ``recv`` takes what has arrived (a small message in one
+    system call), up to what the message still needs; nothing beyond it is asked for."""
+    CHUNK = 1 << 16
+
+    def __init__(self, sock: socket.socket):
+        self.sock, self.pending = sock, bytearray()
+
+    def exactly(self, size: int) -> bytes:
+        while len(self.pending) < size:
+            chunk = self.sock.recv(min(max(size - len(self.pending), self.CHUNK), 1 << 20))
+            if not chunk:
+                raise EOFError("the peer closed the connection")
+            self.pending += chunk
+        taken = bytes(self.pending[:size])
+        del self.pending[:size]
+        return taken
 
 
 def recv(sock: socket.socket):
     """Receive one message; raises ``EOFError`` when the peer is gone, ``ProtocolError`` if malformed."""
-    (header_size,) = struct.unpack(">Q", _recv_exactly(sock, 8))
+    reader = _Reader(sock)
+    (header_size,) = struct.unpack(">Q", reader.exactly(8))
     if header_size > MAX_HEADER_BYTES:
         raise ProtocolError(f"header of {header_size} bytes")
     try:
-        header = json.loads(_recv_exactly(sock, header_size))
+        header = json.loads(reader.exactly(header_size))
         sizes = [_index(n, "buffer size") for n in header["sizes"]]
     except (ValueError, KeyError, TypeError, RecursionError) as error:
         raise ProtocolError(f"unreadable header: {error}") from None
     if any(n < 0 for n in sizes) or sum(sizes) > MAX_MESSAGE_BYTES:
         raise ProtocolError("message too large")
-    buffers = [_recv_exactly(sock, n) for n in sizes]
+    buffers = [reader.exactly(n) for n in sizes]
     try:
         return decode(header["body"], buffers)
     except ProtocolError:
