@@ -5,7 +5,6 @@ objects themselves), compares against ``reference`` in this process, and either
 returns (passed) or raises ``CheckFailed`` with a ``Finding``: what the student needs to
 fix it. Property checks search with hypothesis and report its shrunk example.
 """
-import copy
 import dataclasses
 import re
 import tempfile
@@ -154,7 +153,7 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
     count = max_examples or ctx.max_examples
     try:
         for case in examples(strategy, ctx.check_seed(), count):
-            attempt(copy.deepcopy(case))  # a test may write into its case
+            attempt(case.copy())  # a test may write into its case
         return
     except CheckFailed:
         pass  # find it again, with hypothesis, to shrink it
@@ -175,7 +174,7 @@ def examples(strategy, seed: int, count: int) -> list:
     key = (repr(strategy), seed, count)
     if key not in _DRAWN:
         drawn: list = []
-        _run_hypothesis(strategy, lambda case: drawn.append(copy.deepcopy(case)), seed, count)
+        _run_hypothesis(strategy, lambda case: drawn.append(case.copy()), seed, count)
         _DRAWN[key] = drawn
     return _DRAWN[key]
 

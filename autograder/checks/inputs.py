@@ -29,6 +29,11 @@ class Case:
         lines += [f"{name} = {value!r}" for name, value in self.options.items()]
         return "\n".join(lines)
 
+    def copy(self) -> "Case":
+        """A copy a test may write into (its tensors cloned; options are plain values)."""
+        cloned = {n: None if t is None else t.clone() for n, t in self.tensors.items()}
+        return Case(cloned, dict(self.options), dict(self.recipes))
+
     def on(self, device: str) -> "Case":
         moved = {n: None if t is None else t.to(device) for n, t in self.tensors.items()}
         return Case(moved, dict(self.options), dict(self.recipes))
