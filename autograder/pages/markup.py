@@ -8,6 +8,7 @@ inside a phone's width (code wraps, images and tables scale).
 import base64
 import html
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 from .. import texts
 from ..results import Text
 
+LATIN = re.compile("[A-Za-z]")
 POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 CSS = """
@@ -73,8 +75,21 @@ def esc(value: object) -> str:
 
 
 def say(value: Text | str | None, language: str) -> str:
-    """A catalogue text rendered and escaped (plain strings are escaped as they are)."""
-    return esc(texts.render(value, language))
+    """A catalogue text rendered and escaped. What the template quotes in backticks, and every
+    parameter with a Latin letter in it (a message, a name, a shape: code or data, never
+    words to translate, which come as texts), is set as code: a Russian page's prose is then
+    Russian, and the student sees at a glance what came from their code."""
+    return texts.render(value, language, literal=_words, data=_data)
+
+
+def _words(words: str) -> str:
+    """A template's own words; `quoted` spans are code."""
+    return "".join(f"<code>{esc(part)}</code>" if i % 2 else esc(part)
+                   for i, part in enumerate(words.split("`")))
+
+
+def _data(value: str) -> str:
+    return f"<code>{esc(value)}</code>" if LATIN.search(value) else esc(value)
 
 
 def number(value: float | None, language: str) -> str:

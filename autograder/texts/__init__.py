@@ -7,6 +7,7 @@ This is the only place that knows which language is which (a test greps for it).
 Torch-free: the reports import it.
 """
 import string
+from collections.abc import Callable
 
 from ..results import Text
 from . import checks, feedback, gradebook, issues, mistakes, pages, terms
@@ -27,15 +28,36 @@ def _merge(*modules) -> dict[str, tuple[str, str]]:
 CATALOGUE = _merge(checks, feedback, gradebook, issues, mistakes, pages, terms)
 
 
-def render(value: "Text | str | None", language: str) -> str:
-    """``value`` in ``language`` (en or ru); plain strings are code or data and pass as they are."""
+def render(value: "Text | str | None", language: str, literal: Callable[[str], str] | None = None,
+           data: Callable[[str], str] | None = None) -> str:
+    """``value`` in ``language`` (en or ru); plain strings are code or data and pass as they are.
+
+    A page passes ``literal`` (applied to the template's own words) and ``data`` (applied to
+    each parameter that is not itself a text, once formatted: messages, names, shapes,
+    numbers) to mark them up differently; nested texts get the same treatment."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return value if data is None else data(value)
     template = CATALOGUE[value.id][LANGUAGES.index(language)]
-    params = {name: _param(v, language) for name, v in value.params.items()}
-    return template.format(**params)
+    if literal is None or data is None:
+        return template.format(**{name: _param(v, language) for name, v in value.params.items()})
+    formatter, parts = string.Formatter(), []
+    for words, name, spec, conversion in formatter.parse(template):
+        parts.append(literal(words))
+        if name is not None:
+            field = formatter.convert_field(value.params[name], conversion)
+            parts.append(_marked(field, spec or "", language, literal, data))
+    return "".join(parts)
+
+
+def _marked(field, spec: str, language: str, literal, data) -> str:
+    """One parameter, marked up: a nested text rendered, each item of a list, a value formatted."""
+    if isinstance(field, Text):
+        return render(field, language, literal, data)
+    if isinstance(field, list):
+        return ", ".join(_marked(item, "", language, literal, data) for item in field)
+    return data(format(field, spec))
 
 
 def _param(value, language: str):

@@ -60,8 +60,8 @@ _WHAT = {
         "со входами на другом устройстве (GPU) работает так же, как на CPU, и даёт тот же результат "
         "(режимы eval и обучения, с длинами и без)"),
     "what.attention.output shape": (
-        "the output is (B, Q, v)",
-        "выход имеет форму (B, Q, v)"),
+        "the output is `(B, Q, v)`",
+        "выход имеет форму `(B, Q, v)`"),
     "what.attention.matches the reference": (
         "the output equals the reference's (same weights, eval mode, float32 and float64, scores up to "
         "a few hundred)",
@@ -73,8 +73,8 @@ _WHAT = {
         "queries and keys of different sizes work and the output equals the reference's",
         "запросы и ключи разной размерности работают, и выход совпадает с эталоном"),
     "what.attention.attention_weights match the reference": (
-        "self.attention_weights is (B, Q, K) and equals the reference's weights",
-        "self.attention_weights имеет форму (B, Q, K) и совпадает с весами внимания эталона"),
+        "`self.attention_weights` is `(B, Q, K)` and equals the reference's weights",
+        "`self.attention_weights` имеет форму `(B, Q, K)` и совпадает с весами внимания эталона"),
     "what.attention.output equals attention_weights @ values": (
         "in eval mode the output equals attention_weights @ values row by row, rows with valid length 0 "
         "included (and finite there)",
@@ -111,9 +111,9 @@ _WHAT = {
         "пошаговое декодирование с передачей состояния совпадает с декодированием всей цели сразу"),
     "what.decoder.gradients match the reference": (
         "the gradients with respect to the encoder's outputs and state and to every parameter of "
-        "embedding, rnn, dense and attention equal the reference's (float64; judged where the logits are right)",
-        "градиенты по выходам и состоянию кодировщика и по всем параметрам embedding, rnn, dense и "
-        "attention совпадают с эталоном (float64; там, где логиты верны)"),
+        "`embedding`, `rnn`, `dense` and `attention` equal the reference's (float64; judged where the logits are right)",
+        "градиенты по выходам и состоянию кодировщика и по всем параметрам `embedding`, `rnn`, `dense` и "
+        "`attention` совпадают с эталоном (float64; там, где логиты верны)"),
     "what.decoder.deterministic in eval mode": (
         "in eval mode, with dropout > 0, the logits equal the logits without dropout, and decoding again "
         "from the same state gives them again",
@@ -194,9 +194,9 @@ _PROBLEMS = {
         "в режиме обучения выход не равен произведению весов после dropout на значения: dropout применён "
         "к выходу, а не к весам внимания"),
     "decoder.parameters_missing": (
-        "parameters {missing} not found: the assignment names the submodules embedding, rnn, dense "
-        "and attention",
-        "параметры {missing} не найдены: в задании подмодули называются embedding, rnn, dense и attention"),
+        "parameters {missing} not found: the assignment names the submodules `embedding`, `rnn`, `dense` "
+        "and `attention`",
+        "параметры {missing} не найдены: в задании подмодули называются `embedding`, `rnn`, `dense` и `attention`"),
     "decoder.forward_returns": ("forward must return (logits, state)", "forward должен возвращать (logits, state)"),
     "decoder.init_state_returns": (
         "init_state(enc_outputs, enc_valid_lens) must return (outputs, hidden_state, enc_valid_lens)",

@@ -1,6 +1,7 @@
 """The text catalogue: every text a student or TA reads exists in English and Russian, and
 the language is chosen in one place."""
 import re
+import string
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,25 @@ def test_every_text_has_both_languages_with_the_same_fields(text_id):
     assert fields(english) == fields(russian)
     untranslatable = not LATIN_WORD.search(FIELD_OR_NAME.sub("", russian)) or text_id in KEPT_IN_ENGLISH
     assert CYRILLIC.search(russian) or untranslatable, russian
+
+
+@pytest.mark.parametrize("text_id", sorted(CATALOGUE))
+def test_code_quotes_pair_up_between_fields(text_id):
+    """Do a template's backticks (code, set as such on the pages) pair up within each run of
+    its own words, never around a field?"""
+    for form in CATALOGUE[text_id]:
+        assert all(words.count("`") % 2 == 0 for words, *_ in string.Formatter().parse(form)), form
+
+
+def test_a_page_sets_data_as_code_and_the_template_as_words():
+    """On a page, is the student's message code, a number plain, and the template's quoted
+    code code, in both languages?"""
+    from autograder.pages.markup import say
+    raised = text("check.raised", type="RuntimeError", message="size <4> mismatch", where="")
+    assert say(raised, "ru").startswith("ваш код вызвал исключение <code>RuntimeError</code>: <code>size &lt;4&gt; mismatch</code>")
+    assert say(text("feedback.score", score=3, max=6), "en") == render(text("feedback.score", score=3, max=6), "en")
+    shape = say(text("what.attention.output shape"), "ru")
+    assert shape == "выход имеет форму <code>(B, Q, v)</code>"
 
 
 def test_every_text_the_code_names_exists():

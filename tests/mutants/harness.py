@@ -83,8 +83,9 @@ def settings(assignment: str) -> RunSettings:
     return RunSettings.resolve(_config(), assignment, device="cpu")
 
 
+@functools.cache
 def grade(mutant: Mutant) -> TaskResult:
-    """The mutant's grade for its task, from the grader's own config and seed."""
+    """The mutant's grade for its task, from the grader's own config and seed (once per run)."""
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", "dropout option adds dropout", UserWarning)  # the student's GRU, one layer
     runner = Runner()

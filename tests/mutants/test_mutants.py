@@ -1,7 +1,11 @@
 """Mutation tests for every task: do the checks tell right from wrong?"""
 import pytest
 
-from .harness import cases, check_bug, check_correct
+from autograder.pages.student import student_page
+from autograder.results import SubmissionResult
+from tests.pages.prose import latin_sentences
+
+from .harness import ASSIGNMENT_OF, cases, check_bug, check_correct, grade
 from .variants_attention import MUTANTS as ATTENTION
 from .variants_decoders import MUTANTS as DECODERS
 from .variants_older_book import MUTANTS as OLDER_BOOK
@@ -21,3 +25,13 @@ def test_correct_variant_gets_full_points(mutant):
 def test_bug_loses_points_and_is_diagnosed(mutant):
     """Does a real bug lose points, and is it named when the catalogue knows it?"""
     check_bug(mutant)
+
+
+@pytest.mark.parametrize("mutant", [pytest.param(m, id=m.id) for m in MUTANTS if m.sandbox_only is None])
+def test_russian_feedback_reads_in_russian(mutant):
+    """Outside code and identifiers (the student's messages, names and shapes are set as code),
+    is every variant's Russian feedback page free of English sentences?"""
+    task = grade(mutant)  # graded once per run: the tests above asked for it already
+    result = SubmissionResult(student_id=mutant.id, assignment=ASSIGNMENT_OF[mutant.task_id],
+                              score=task.score, max_score=task.max_score, tasks=[task])
+    assert latin_sentences(student_page(result, "ru")) == []

@@ -6,6 +6,7 @@ import pytest
 
 from autograder.pages import write_class_report
 from autograder.pages.class_stats import summarise
+from autograder.pages.markup import say
 from autograder.results import CheckResult, SubmissionResult, TaskResult, text
 from autograder.texts import render
 
@@ -83,7 +84,7 @@ def test_errors_with_the_cell_source_and_traceback(tmp_path):
     html = (tmp_path / "report.html").read_text()
     markdown = (tmp_path / "report.md").read_text()
     assert "os._exit(0)  # &lt;script&gt;" in html and "Traceback: WorkerLost" in html
-    assert render(text("issue.not_utf8", name="frank.ipynb", position=12), "en") in html
+    assert say(text("issue.not_utf8", name="frank.ipynb", position=12), "en") in html  # the name as code
     fence = "  ````text\n  # cell 7\n  import os\n"   # longer than the ``` inside the cell
     assert fence in markdown
 

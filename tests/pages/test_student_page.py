@@ -5,6 +5,7 @@ import pytest
 
 from autograder.pages import write_student_page
 from autograder.pages.figures import attention_heatmaps
+from autograder.pages.markup import say
 from autograder.pages.student import student_page
 from autograder.results import Heatmap, Issue, SubmissionResult, text
 from autograder.texts import render
@@ -101,7 +102,7 @@ def test_unreadable_submission_gets_a_page():
                               errors=[Issue(code="not_utf8", text=text("issue.not_utf8", name="f.ipynb", position=3))])
     html = student_page(result, "ru")
     assert render(text("feedback.score", score="0", max="6"), "ru") in html
-    assert render(text("issue.not_utf8", name="f.ipynb", position=3), "ru") in html
+    assert say(text("issue.not_utf8", name="f.ipynb", position=3), "ru") in html  # the name as code
 
 
 def test_russian_page_reads_in_russian(browser, tmp_path):
