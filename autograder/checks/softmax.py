@@ -4,7 +4,7 @@ import torch
 from reference.attention import keep_mask, masked_softmax as reference_softmax
 
 from ..results import text
-from .compare import check_shape, check_tensor, tolerance
+from .compare import check_shape, check_tensor, rounding, tolerance
 from .core import Check, CheckFailed, Context, fail, search
 from . import devices
 from .diagnosis import Observation, name_mistake, variant_outputs
@@ -58,7 +58,7 @@ def compare_to_reference(student, case: Case) -> None:
     X, lens = case.tensors["X"], case.tensors["valid_lens"]
     got = student.call(NAME, X, lens)
     expected = reference_softmax(X.double(), lens)
-    tol = tolerance(reference_softmax(X.float(), lens), expected)
+    tol = tolerance(reference_softmax(X.float(), lens), expected) + rounding(X)
     try:
         check_tensor(got, expected, tol, WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
@@ -79,7 +79,7 @@ def _rows_sum_to_one(student, ctx: Context) -> None:
         got = student.call(NAME, X, lens)
         check_shape(got, X.shape, WEIGHTS, case.code)
         sums = (got.double() * keep_mask(lens, X.shape)).sum(-1)  # (B, Q): weight on valid keys
-        check_tensor(sums, torch.ones_like(sums), 1e-5, text("softmax.row_sums"), case.code, "(B, Q)")
+        check_tensor(sums, torch.ones_like(sums), 1e-5 + rounding(X), text("softmax.row_sums"), case.code, "(B, Q)")
     search(score_cases(), test, ctx)
 
 
@@ -90,7 +90,7 @@ def _distribution(got, case: Case) -> None:
     check_shape(got, case.tensors["X"].shape, WEIGHTS, case.code)
     rows = (lens if lens.dim() == 2 else lens[:, None].expand(got.shape[:2])) > 0  # (B, Q)
     weights = got.double()[rows]  # (rows, K)
-    if (weights < -1e-6).any() or ((weights.sum(-1) - 1).abs() > 1e-4).any():
+    if (weights < -1e-6).any() or ((weights.sum(-1) - 1).abs() > 1e-4 + rounding(case.tensors["X"])).any():
         raise fail(text("softmax.not_weights"), case_code=case.code(), expected=text("softmax.softmax_rows"),
                    got=str(got.double().sum(-1).reshape(-1)[:4].tolist()))
 

@@ -13,6 +13,19 @@ DEVICES = ("runs on any device",)
 DOT = "dot_product_attention"
 
 DOT_CORRECT = [
+    # √d as a 0-dim CPU tensor: legal beside CUDA tensors (it acts as a number), so no device fault.
+    Mutant(DOT, "cpu_scalar_sqrt", '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        d = torch.tensor(queries.shape[-1])
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / torch.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+''', correct=True),
     Mutant(DOT, "einsum", '''
 class DotProductAttention(nn.Module):
     def __init__(self, dropout):

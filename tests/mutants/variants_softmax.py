@@ -81,9 +81,41 @@ def masked_softmax(X, valid_lens):
         X.masked_fill_(~keep, -1e6)
     return X.softmax(dim=-1)
 ''', correct=True),
+    # X - logsumexp(X): right, but in float32 a score of 1000 rounds the log-sum by 6e-5 (the
+    # reference's max-subtracting form rounds far less); "to float rounding" must allow it.
+    Mutant(TASK, "logsumexp_by_hand", '''
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return (X - torch.logsumexp(X, -1, keepdim=True)).exp()
+    B, Q, K = X.shape
+    lens = valid_lens.reshape(B, -1).expand(B, Q) if valid_lens.dim() == 1 else valid_lens
+    keep = torch.arange(K, device=X.device) < lens.unsqueeze(-1)
+    Y = X.masked_fill(~keep, -1e6)
+    return (Y - torch.logsumexp(Y, -1, keepdim=True)).exp()
+''', correct=True),
+    # A 0-dim CPU tensor in an op with tensors elsewhere is legal on CUDA (it acts as a number).
+    Mutant(TASK, "cpu_scalar_fill_value", '''
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return nn.functional.softmax(X, dim=-1)
+    lens = valid_lens if valid_lens.dim() == 2 else valid_lens[:, None]
+    mask = torch.arange(X.shape[-1], device=X.device)[None, None, :] < lens[:, :, None]
+    return torch.softmax(torch.where(mask, X, torch.tensor(-1e6, dtype=X.dtype)), dim=-1)
+''', correct=True),
 ]
 
 BUGS = [
+    # Softmax over every key, then the valid ones renormalised: a valid key far below a masked
+    # one underflows to 0, and the row comes out all zeros.
+    Mutant(TASK, "softmax_then_mask_renormalised", '''
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return nn.functional.softmax(X, dim=-1)
+    lens = valid_lens if valid_lens.dim() == 2 else valid_lens[:, None]
+    mask = (torch.arange(X.shape[-1], device=X.device)[None, None, :] < lens[:, :, None]).to(X.dtype)
+    w = torch.softmax(X, dim=-1) * mask
+    return w / w.sum(-1, keepdim=True).clamp_min(1e-12)
+''', correct=False),
     Mutant(TASK, "softmax_over_queries", '''
 def masked_softmax(X, valid_lens):
     if valid_lens is None:
