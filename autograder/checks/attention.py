@@ -30,6 +30,7 @@ from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
 OUTPUT = text("tensor.attention_output")
 WEIGHTS = text("tensor.stored_weights")
+BUILD_SEED = 0  # the random state every student module is built from (build_remote)
 Scores = Callable[[torch.nn.Module, Tensor, Tensor], Tensor]  # (module, queries, keys) -> (B, Q, K)
 
 
@@ -130,9 +131,12 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
 def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
                  dtype: str | None, device: str | None) -> tuple[RemoteModule, list[str]]:
     """The worker's ``build``: the student's module, eval mode, lazily initialised by ``calls``,
-    with ``parameters`` copied by name, in ``dtype`` on ``device``; and the names not found."""
+    with ``parameters`` copied by name, in ``dtype`` on ``device``; and the names not found.
+    Every build starts from the same random state (``BUILD_SEED``), so parameters the reference
+    has no twin for (a bias that cancels in the softmax, an extra layer) are the same in two
+    builds that a check compares."""
     reply = student.request("build", name=name, args=args, kwargs=kwargs, calls=calls, parameters=parameters,
-                            dtype=dtype, device=device)
+                            dtype=dtype, device=device, seed=BUILD_SEED)
     if not isinstance(reply, dict) or not isinstance(reply.get("handle"), Handle) \
             or not isinstance(reply.get("missing"), list):
         raise StudentError("ProtocolError", "build: malformed reply")

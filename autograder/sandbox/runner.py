@@ -205,10 +205,13 @@ class Runner:
                 "parameters": {name: g for (name, _), g in zip(params, grads[len(leaves):], strict=True)}}
 
     def op_build(self, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
-                 dtype: str | None = None, device: str | None = None) -> dict:
-        """What the checks do before each example, in one round trip: ``new``, eval mode, the
-        lazy-initialising ``calls`` (as in ``gradients``), the parameters copied by name, then
-        ``to(device, dtype)``. Returns the module's handle and the parameter names not found."""
+                 dtype: str | None = None, device: str | None = None, seed: int | None = None) -> dict:
+        """What the checks do before each example, in one round trip: ``new`` (after seeding the
+        CPU generator, where modules initialise, with ``seed``), eval mode, the lazy-initialising
+        ``calls`` (as in ``gradients``), the parameters copied by name, then ``to(device,
+        dtype)``. Returns the module's handle and the parameter names not found."""
+        if seed is not None:
+            torch.random.default_generator.manual_seed(seed)
         handle = self.op_new(name, args, kwargs)
         module = self.objects[handle.id]
         module.eval()
