@@ -28,8 +28,12 @@ def _merge(*modules) -> dict[str, tuple[str, str]]:
 CATALOGUE = _merge(checks, feedback, gradebook, issues, mistakes, pages, terms)
 
 
-def render(value: "Text | str | None", language: str, literal: Callable[[str], str] | None = None,
-           data: Callable[[str], str] | None = None) -> str:
+def _as_is(words: str) -> str:
+    return words
+
+
+def render(value: "Text | str | None", language: str, literal: Callable[[str], str] = _as_is,
+           data: Callable[[str], str] = _as_is) -> str:
     """``value`` in ``language`` (en or ru); plain strings are code or data and pass as they are.
 
     A page passes ``literal`` (applied to the template's own words) and ``data`` (applied to
@@ -38,10 +42,8 @@ def render(value: "Text | str | None", language: str, literal: Callable[[str], s
     if value is None:
         return ""
     if isinstance(value, str):
-        return value if data is None else data(value)
+        return data(value)
     template = CATALOGUE[value.id][LANGUAGES.index(language)]
-    if literal is None or data is None:
-        return template.format(**{name: _param(v, language) for name, v in value.params.items()})
     formatter, parts = string.Formatter(), []
     for words, name, spec, conversion in formatter.parse(template):
         parts.append(literal(words))
@@ -58,14 +60,6 @@ def _marked(field, spec: str, language: str, literal, data) -> str:
     if isinstance(field, list):
         return ", ".join(_marked(item, "", language, literal, data) for item in field)
     return data(format(field, spec))
-
-
-def _param(value, language: str):
-    if isinstance(value, Text):
-        return render(value, language)
-    if isinstance(value, list):
-        return ", ".join(str(_param(v, language)) for v in value)
-    return value
 
 
 def fields(template: str) -> set[str]:

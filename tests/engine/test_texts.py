@@ -9,6 +9,7 @@ import pytest
 from autograder.checks import TASKS
 from autograder.checks.attention import MODULES
 from autograder.checks.softmax import MISTAKES as SOFTMAX_MISTAKES
+from autograder.pages.markup import say
 from autograder.texts import CATALOGUE, LANGUAGES, fields, render
 from autograder.results import text
 
@@ -42,7 +43,6 @@ def test_code_quotes_pair_up_between_fields(text_id):
 def test_a_page_sets_data_as_code_and_the_template_as_words():
     """On a page, is the student's message code, a number plain, and the template's quoted
     code code, in both languages?"""
-    from autograder.pages.markup import say
     raised = text("check.raised", type="RuntimeError", message="size <4> mismatch", where="")
     assert say(raised, "ru").startswith("ваш код вызвал исключение <code>RuntimeError</code>: <code>size &lt;4&gt; mismatch</code>")
     assert say(text("feedback.score", score=3, max=6), "en") == render(text("feedback.score", score=3, max=6), "en")
