@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import FlakyFailure
+from hypothesis.internal.escalation import InterestingOrigin
 
 from ..results import CheckResult, Finding, Text, text
 from ..sandbox.proxy import Student, StudentError, WorkerLost
@@ -138,11 +139,12 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
     """Run ``test(case)`` on hypothesis examples; raise the shrunk example's ``CheckFailed``.
 
     Derandomized, no database, no deadline, seeded per check: every student sees the
-    same examples, and for every student whose code passes hypothesis draws exactly the
-    same ones. So they are drawn once per process (``examples``) and replayed to each
-    student; only when one fails does hypothesis run in full, meet that same example first
-    and shrink it. The verdict and the shrunk example are the same as a full run's.
-    A student error on an example is a failure of that example.
+    same examples, and what hypothesis tries next depends only on how the examples so far
+    turned out. So its runs are recorded once per process (``_Step``) and replayed to each
+    student whose outcomes follow a recorded run: the same examples in the same order, and
+    the same failure raised, as a full run's, without hypothesis's own search and shrinking.
+    A student whose outcomes leave the recorded runs gets a full hypothesis run, recorded
+    in turn. A student error on an example is a failure of that example.
     """
     def attempt(case):
         try:
@@ -150,15 +152,11 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
         except StudentError as error:
             raise CheckFailed(raised(error, case.code())) from None
 
-    count = max_examples or ctx.max_examples
-    try:
-        for case in examples(strategy, ctx.check_seed(), count):
-            attempt(case.copy())  # a test may write into its case
+    key = (repr(strategy), ctx.check_seed(), max_examples or ctx.max_examples)
+    if _replay(key, attempt):
         return
-    except CheckFailed:
-        pass  # find it again, with hypothesis, to shrink it
     try:
-        _run_hypothesis(strategy, attempt, ctx.check_seed(), count)
+        _recorded(strategy, attempt, key)
     except FlakyFailure as flaky:  # fails, then passes on replay: report the first failure
         failures = [e for e in flaky.exceptions if isinstance(e, CheckFailed)]
         if failures:
@@ -166,17 +164,77 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
         raise
 
 
-_DRAWN: dict[tuple, list] = {}
+PASSED, RAISED = "passed", "raised"  # how a recorded run ended after a call
+MAX_STEPS = 20_000  # recorded calls kept per process (each holds a small example)
 
 
-def examples(strategy, seed: int, count: int) -> list:
-    """The examples hypothesis draws for ``strategy`` with ``seed`` when every one passes."""
-    key = (repr(strategy), seed, count)
-    if key not in _DRAWN:
-        drawn: list = []
-        _run_hypothesis(strategy, lambda case: drawn.append(case.copy()), seed, count)
-        _DRAWN[key] = drawn
-    return _DRAWN[key]
+@dataclass
+class _Step:
+    """A call hypothesis made in a recorded run: its example, and what hypothesis did next
+    after each outcome seen (the next ``_Step``, or ``PASSED``/``RAISED``: the run ended,
+    passing or raising this call's failure)."""
+    case: object
+    after: dict = field(default_factory=dict)
+
+
+_RUNS: dict[tuple, _Step] = {}  # search key -> the first call of its recorded runs
+_steps = 0
+
+
+def _origin(error: BaseException | None):
+    """What hypothesis tells apart in a call's result: passed (None), or where it failed."""
+    return None if error is None else InterestingOrigin.from_exception(error)
+
+
+def _replay(key: tuple, attempt: Callable) -> bool:
+    """Follow the recorded runs for ``key`` with this student's outcomes: True when such a run
+    passed; raises when it raised; False when the outcomes leave the recorded runs."""
+    step = _RUNS.get(key)
+    while isinstance(step, _Step):
+        error = None
+        try:
+            attempt(step.case.copy())  # a test may write into its case
+        except Exception as failed:
+            error = failed
+        step = step.after.get(_origin(error))
+        if step == RAISED:
+            raise error
+    return step == PASSED
+
+
+def _recorded(strategy, attempt: Callable, key: tuple) -> None:
+    """A full hypothesis run, recorded for ``_replay`` when it ends with a call's own result."""
+    calls: list[tuple] = []  # (example, outcome, error) in the order hypothesis made them
+
+    def recording(case):
+        example = case.copy()
+        try:
+            attempt(case)
+        except Exception as error:
+            calls.append((example, _origin(error), error))
+            raise
+        calls.append((example, None, None))
+    try:
+        _run_hypothesis(strategy, recording, key[1], key[2])
+    except Exception as raised_:
+        if calls and calls[-1][2] is raised_:
+            _remember(key, calls, RAISED)
+        raise
+    _remember(key, calls, PASSED)
+
+
+def _remember(key: tuple, calls: list[tuple], end: str) -> None:
+    global _steps
+    if not calls or _steps + len(calls) > MAX_STEPS:
+        return
+    step = _RUNS.setdefault(key, _Step(calls[0][0]))
+    for i, (_, outcome, _) in enumerate(calls):
+        if not isinstance(step, _Step):  # hypothesis went on where a recorded run ended
+            return
+        if outcome not in step.after:
+            _steps += 1
+            step.after[outcome] = _Step(calls[i + 1][0]) if i + 1 < len(calls) else end
+        step = step.after[outcome]
 
 
 def _run_hypothesis(strategy, test: Callable, seed: int, count: int) -> None:
