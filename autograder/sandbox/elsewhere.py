@@ -17,11 +17,13 @@ A breach raises CUDA's own message ("Expected all tensors to be on the same devi
 No verdict is computed here: the worker answers with the result's values and the device
 each tensor of it was on, and the grader compares them with its own computation.
 """
+import functools
+
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, return_and_correct_aliasing
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_map
 
 LABEL = "lazy"
 DEVICE = torch.device(LABEL)
@@ -69,9 +71,36 @@ def _on_other_device(device) -> bool:
     return device is not None and torch.device(device).type == LABEL
 
 
+def _leaves(args: tuple, kwargs: dict):
+    """An operator's arguments, lists opened: aten's schemas nest no deeper (``Tensor[]``)."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, (list, tuple)):
+            yield from value
+        else:
+            yield value
+
+
+def _mapped(value, change):
+    """``value`` (an argument or a result) with ``change`` applied to it, or to each item of a
+    list or tuple of them."""
+    if isinstance(value, (list, tuple)) and any(isinstance(item, torch.Tensor) for item in value):
+        if type(value) in (list, tuple):
+            return type(value)(change(item) for item in value)
+        return tree_map(change, value)  # a named tuple of results
+    return change(value)
+
+
+def _plain(value):
+    return value.elem if isinstance(value, Elsewhere) else value
+
+
+def _placed(value):
+    return Elsewhere(value) if type(value) is torch.Tensor else value
+
+
 def _check_devices(name: str, args: tuple, kwargs: dict) -> None:
     """Raise CUDA's error when tensors on both devices meet where CUDA would refuse."""
-    tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+    tensors = [t for t in _leaves(args, kwargs) if isinstance(t, torch.Tensor)]
     elsewhere = [t for t in tensors if isinstance(t, Elsewhere)]
     if not elsewhere or name in CROSSING:
         return
@@ -86,20 +115,30 @@ def _run(func, args: tuple, kwargs: dict):
     """One operation: the device rule, then the CPU computation, then the result's device."""
     name = func.overloadpacket.__name__
     _check_devices(name, args, kwargs)
-    plain_args, plain_kwargs = tree_map(lambda t: t.elem if isinstance(t, Elsewhere) else t, (args, kwargs))
+    plain_args = tuple(_mapped(a, _plain) for a in args)
+    plain_kwargs = {k: _mapped(v, _plain) for k, v in kwargs.items()}
     target = kwargs.get("device")
     if _on_other_device(target):
-        plain_kwargs = {**plain_kwargs, "device": torch.device("cpu")}
+        plain_kwargs["device"] = torch.device("cpu")
     out = func(*plain_args, **plain_kwargs)
     if target is not None:
         moved = _on_other_device(target)
     elif name in ("copy_", "_copy_from"):
         moved = isinstance(args[0], Elsewhere)  # a copy stays where its destination is
     else:
-        moved = any(isinstance(t, Elsewhere) for t in tree_flatten((args, kwargs))[0])
+        moved = any(isinstance(t, Elsewhere) for t in _leaves(args, kwargs))
     if moved:
-        out = tree_map(lambda t: Elsewhere(t) if type(t) is torch.Tensor else t, out)
+        out = _mapped(out, _placed)
+    if not _aliases(func):
+        return out
     return return_and_correct_aliasing(func, args, kwargs, out)
+
+
+@functools.cache
+def _aliases(func) -> bool:
+    """Whether the operator's result aliases or writes an input (views, in-place, ``out=``):
+    then the wrappers must share what the plain tensors share."""
+    return any(argument.alias_info is not None for argument in (*func._schema.arguments, *func._schema.returns))
 
 
 class _Dispatch(TorchDispatchMode):
