@@ -106,11 +106,7 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
     """The reference module (float32, CPU) and the student's with the reference's weights, in
     eval mode, in the case's dtype and on ``device`` (the run's: CUDA on a GPU runner). Lazy
     layers are initialised by a float32 forward on the CPU first."""
-    reference = task.reference(**task.init(case, dropout)).eval()
-    with torch.no_grad():
-        reference(*inputs(case, torch.float32))  # lazy initialisation
-        randomize(reference, seed=0)
-    weights = {name: p.detach() for name, p in reference.named_parameters()}
+    reference, weights = _reference(task, case, dropout)
     calls = [[None, inputs(case, torch.float32)]] if weights else []  # the student's lazy layers
     dtype = "float64" if case.tensors["queries"].dtype == torch.float64 else None
     try:
@@ -126,6 +122,27 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
         raise fail(text("attention.parameters_missing", missing=", ".join(missing),
                         names=", ".join(sorted(weights))), case_code=case.code())
     return reference, module
+
+
+# The reference modules built so far, by task, constructor arguments and input sizes: which
+# is all that their lazy initialisation and random weights depend on.
+_REFERENCES: dict[tuple, tuple[torch.nn.Module, dict]] = {}
+
+
+def _reference(task: AttentionTask, case: Case, dropout: float) -> tuple[torch.nn.Module, dict]:
+    """The reference module for the case's sizes, in eval mode, lazily initialised and given
+    its random weights; and those weights by name. Built once per process and sizes: the
+    checks only call it (its stored weights are read after a call of their own)."""
+    kwargs = task.init(case, dropout)
+    sizes = tuple(case.tensors[name].shape[-1] for name in ("queries", "keys", "values"))
+    key = (task.name, tuple(sorted(kwargs.items())), sizes)
+    if key not in _REFERENCES:
+        reference = task.reference(**kwargs).eval()
+        with torch.no_grad():
+            reference(*inputs(case, torch.float32))  # lazy initialisation
+            randomize(reference, seed=0)
+        _REFERENCES[key] = reference, {name: p.detach() for name, p in reference.named_parameters()}
+    return _REFERENCES[key]
 
 
 def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
