@@ -23,7 +23,7 @@ from ..sandbox.protocol import Handle
 from ..sandbox.proxy import RemoteModule, StudentError
 from . import gradients
 from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
-from .core import Check, CheckFailed, Context, fail, search
+from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
@@ -124,9 +124,9 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
     return reference, module
 
 
-# The reference modules built so far, by task, constructor arguments and input sizes: which
-# is all that their lazy initialisation and random weights depend on.
-_REFERENCES: dict[tuple, tuple[torch.nn.Module, dict]] = {}
+# The reference modules, by task, constructor arguments and input sizes: all that their lazy
+# initialisation and random weights depend on.
+_REFERENCES = Kept()
 
 
 def _reference(task: AttentionTask, case: Case, dropout: float) -> tuple[torch.nn.Module, dict]:
@@ -134,15 +134,15 @@ def _reference(task: AttentionTask, case: Case, dropout: float) -> tuple[torch.n
     its random weights; and those weights by name. Built once per process and sizes: the
     checks only call it (its stored weights are read after a call of their own)."""
     kwargs = task.init(case, dropout)
-    sizes = tuple(case.tensors[name].shape[-1] for name in ("queries", "keys", "values"))
-    key = (task.name, tuple(sorted(kwargs.items())), sizes)
-    if key not in _REFERENCES:
+
+    def make():
         reference = task.reference(**kwargs).eval()
         with torch.no_grad():
             reference(*inputs(case, torch.float32))  # lazy initialisation
             randomize(reference, seed=0)
-        _REFERENCES[key] = reference, {name: p.detach() for name, p in reference.named_parameters()}
-    return _REFERENCES[key]
+        return reference, {name: p.detach() for name, p in reference.named_parameters()}
+    sizes = tuple(case.tensors[name].shape[-1] for name in ("queries", "keys", "values"))
+    return _REFERENCES.get((task.name, tuple(sorted(kwargs.items())), sizes), make)
 
 
 def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,

@@ -237,6 +237,21 @@ def _remember(key: tuple, calls: list[tuple], end: str) -> None:
         step = step.after[outcome]
 
 
+class Kept:
+    """Values made once per process by key (the reference modules per size), the oldest
+    dropped beyond ``size``."""
+
+    def __init__(self, size: int = 512):
+        self.size, self.values = size, {}
+
+    def get(self, key, make: Callable):
+        if key not in self.values:
+            if len(self.values) >= self.size:
+                del self.values[next(iter(self.values))]
+            self.values[key] = make()
+        return self.values[key]
+
+
 def _run_hypothesis(strategy, test: Callable, seed: int, count: int) -> None:
     property_ = settings(
         database=None, deadline=None, derandomize=True, print_blob=False,

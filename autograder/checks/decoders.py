@@ -20,7 +20,7 @@ from ..sandbox.proxy import StudentError
 from . import gradients
 from .attention import build_remote
 from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
-from .core import Check, CheckFailed, Context, fail, search
+from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
 
@@ -77,19 +77,14 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: 
     """Reference encoder outputs (CPU, in the case's dtype), the reference decoder (float32,
     CPU), and the student's decoder with its weights, in eval mode, in the case's dtype and on
     ``device`` (the run's: CUDA on a GPU runner; ``on`` moves the inputs there)."""
-    encoder = task.encoder(*sizes(case)).eval()
-    reference = task.reference(*sizes(case)).eval()
+    encoder, reference, weights = _references(task, case)
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
-        randomize(encoder, seed=case.options["seed"])
         enc_outputs = encoder(src)
-        reference(tgt, reference.init_state(enc_outputs, lens))  # lazy initialisation
-        randomize(reference, seed=case.options["seed"] + 1)
     lazy = [["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]]  # the student's lazy layers
     float64 = case.options.get("dtype") == torch.float64
     try:
-        module, missing = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy,
-                                       {name: p.detach() for name, p in reference.named_parameters()},
+        module, missing = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy, weights,
                                        "float64" if float64 else None, None if device == "cpu" else device)
     except StudentError:
         if task.lstm:
@@ -98,6 +93,27 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: 
     if missing:
         raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
     return map_tensors(enc_outputs, Tensor.double) if float64 else enc_outputs, reference, module
+
+
+# The reference encoders and decoders, by task, sizes and seed: all that their lazy
+# initialisation and random weights depend on.
+_REFERENCES = Kept()
+
+
+def _references(task: DecoderTask, case: Case) -> tuple[torch.nn.Module, torch.nn.Module, dict]:
+    """The reference encoder and decoder for the case's sizes, in eval mode, lazily initialised
+    and given their random weights (from the case's seed); and the decoder's weights by name.
+    Built once per process, sizes and seed: the checks only call them."""
+    def make():
+        encoder = task.encoder(*sizes(case)).eval()
+        reference = task.reference(*sizes(case)).eval()
+        with torch.no_grad():
+            randomize(encoder, seed=case.options["seed"])
+            enc_outputs = encoder(case.tensors["src"])
+            reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))  # lazy
+            randomize(reference, seed=case.options["seed"] + 1)
+        return encoder, reference, {name: p.detach() for name, p in reference.named_parameters()}
+    return _REFERENCES.get((task.name, tuple(sizes(case)), case.options["seed"]), make)
 
 
 def on(device: str, case: Case, enc_outputs) -> tuple[Case, object]:
