@@ -20,7 +20,7 @@ from reference import attention as ref
 
 from ..results import text
 from ..sandbox.protocol import Handle
-from ..sandbox.proxy import RemoteModule, StudentError
+from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
 from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, Kept, fail, search
@@ -106,12 +106,33 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
     """The reference module (float32, CPU) and the student's with the reference's weights, in
     eval mode, in the case's dtype and on ``device`` (the run's: CUDA on a GPU runner). Lazy
     layers are initialised by a float32 forward on the CPU first."""
+    reference, module, _ = _build(student, task, case, dropout, device, read=None)
+    return reference, module
+
+
+def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", read_weights: bool = True):
+    """``build``, then the module called on the case on ``device`` and its ``attention_weights``
+    read (with ``read_weights``), in the same round trip: (reference, module, output, weights),
+    where the output and the weights are each a value or the ``StudentError`` it raised."""
+    reference, module, then = _build(student, task, case, 0.0, device,
+                                     read=["attention_weights"] if read_weights else [])
+    results, read = then.get("results"), then.get("read")
+    if not isinstance(results, list) or len(results) != 1 or not isinstance(read, dict):
+        raise StudentError("ProtocolError", "build: malformed reply")
+    output = outcome(results[0])
+    weights = outcome(read["attention_weights"]) if read_weights and not isinstance(output, StudentError) else None
+    return reference, module, output, weights
+
+
+def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None):
+    """``build``'s work; with ``read`` (a list), also the call on the case and those attributes."""
     reference, weights = _reference(task, case, dropout)
     calls = [[None, inputs(case, torch.float32)]] if weights else []  # the student's lazy layers
     dtype = "float64" if case.tensors["queries"].dtype == torch.float64 else None
+    then = None if read is None else [[None, inputs(case, device=device)]]
     try:
-        module, missing = build_remote(student, task.name, [], task.init(case, dropout), calls, weights,
-                                       dtype, None if device == "cpu" else device)
+        module, missing, done = build_remote(student, task.name, [], task.init(case, dropout), calls, weights,
+                                             dtype, None if device == "cpu" else device, then, read)
     except StudentError:
         if task.older_signature is None or not _takes_older_arguments(student, task, case, dropout):
             raise
@@ -121,7 +142,7 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
     if missing:
         raise fail(text("attention.parameters_missing", missing=", ".join(missing),
                         names=", ".join(sorted(weights))), case_code=case.code())
-    return reference, module
+    return reference, module, done
 
 
 # The reference modules, by task, constructor arguments and input sizes: all that their lazy
@@ -146,18 +167,20 @@ def _reference(task: AttentionTask, case: Case, dropout: float) -> tuple[torch.n
 
 
 def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
-                 dtype: str | None, device: str | None) -> tuple[RemoteModule, list[str]]:
+                 dtype: str | None, device: str | None, then: list | None = None,
+                 read: list | None = None) -> tuple[RemoteModule, list[str], dict]:
     """The worker's ``build``: the student's module, eval mode, lazily initialised by ``calls``,
-    with ``parameters`` copied by name, in ``dtype`` on ``device``; and the names not found.
-    Every build starts from the same random state (``BUILD_SEED``), so parameters the reference
-    has no twin for (a bias that cancels in the softmax, an extra layer) are the same in two
-    builds that a check compares."""
+    with ``parameters`` copied by name, in ``dtype`` on ``device``; the names not found; and,
+    with ``then``, those calls' results and the attributes ``read`` after them (runner's
+    ``_then``; an empty dict without). Every build starts from the same random state
+    (``BUILD_SEED``), so parameters the reference has no twin for (a bias that cancels in the
+    softmax, an extra layer) are the same in two builds that a check compares."""
     reply = student.request("build", name=name, args=args, kwargs=kwargs, calls=calls, parameters=parameters,
-                            dtype=dtype, device=device, seed=BUILD_SEED)
+                            dtype=dtype, device=device, seed=BUILD_SEED, then=then, read=read)
     if not isinstance(reply, dict) or not isinstance(reply.get("handle"), Handle) \
-            or not isinstance(reply.get("missing"), list):
+            or not isinstance(reply.get("missing"), list) or not isinstance(reply.get("then", {}), dict):
         raise StudentError("ProtocolError", "build: malformed reply")
-    return RemoteModule(student, reply["handle"]), [str(m) for m in reply["missing"]]
+    return RemoteModule(student, reply["handle"]), [str(m) for m in reply["missing"]], reply.get("then", {})
 
 
 def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: float) -> bool:
@@ -221,12 +244,9 @@ def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
     seen = _CALLED.setdefault(student, {})
     key = (task.name, device, case.code())
     if key not in seen:
-        reference, module = build(student, task, case, device=device)
-        got = module(*inputs(case, device=device))
-        try:
-            weights = module.attr("attention_weights")
-        except StudentError as error:
-            weights = error
+        reference, _, got, weights = build_called(student, task, case, device)
+        if isinstance(got, StudentError):
+            raise got
         seen[key] = (reference, got, weights)
     return seen[key]
 
@@ -255,13 +275,6 @@ def compare_weights(student, task: AttentionTask, case: Case, device: str) -> No
         raise
 
 
-def _stored(module):
-    try:
-        return module.attr("attention_weights")
-    except StudentError:
-        return None
-
-
 def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes: bool = True,
              examples_of: str | None = None):
     """A search comparing with the reference; ``examples_of`` names the check whose examples
@@ -277,10 +290,11 @@ def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes
 def _shape(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            _, module = build(student, task, case, device=ctx.device)
+            _, _, got, _ = build_called(student, task, case, ctx.device, read_weights=False)
+            if isinstance(got, StudentError):
+                raise got
             q, _, v, _ = inputs(case)
-            check_shape(module(*inputs(case, device=ctx.device)), (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT,
-                        case.code, "(B, Q, v)")
+            check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, min_len=0),
                test, ctx, max_examples=5)
     return run
@@ -293,15 +307,15 @@ def _law(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
-            _, module = build(student, task, case, device=ctx.device)
-            got = module(*inputs(case, device=ctx.device))
+            _, _, got, weights = build_called(student, task, case, ctx.device)
+            if isinstance(got, StudentError):
+                raise got
             q, k, v, lens = inputs(case, device=ctx.device)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
             empty = (lens if lens.dim() == 2 else lens[:, None].expand(q.shape[:2])) == 0  # (B, Q)
             if not torch.isfinite(got[empty]).all():
                 raise fail(text("attention.empty_row_not_finite"), case_code=case.code(),
                            expected=text("softmax.finite_row"), got=str(got[empty][0].tolist()))
-            weights = _stored(module)
             if not isinstance(weights, Tensor) or tuple(weights.shape) != (q.shape[0], q.shape[1], k.shape[1]):
                 return
             product = weights.double() @ v.double()  # (B, Q, K) @ (B, K, v) -> (B, Q, v)

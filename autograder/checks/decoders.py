@@ -84,7 +84,7 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: 
     lazy = [["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]]  # the student's lazy layers
     float64 = case.options.get("dtype") == torch.float64
     try:
-        module, missing = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy, weights,
+        module, missing, _ = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy, weights,
                                        "float64" if float64 else None, None if device == "cpu" else device)
     except StudentError:
         if task.lstm:

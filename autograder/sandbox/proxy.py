@@ -58,13 +58,8 @@ class Student:
     def request(self, op: str, **args):
         reply = self.transport({"op": op, "args": args})
         self.keep_output(reply)
-        error = reply.get("error")
-        if error is not None:
-            if not isinstance(error, dict):
-                raise StudentError("Error", _capped(error, MAX_MESSAGE))
-            raise StudentError(_capped(error.get("type", "Error"), MAX_TYPE_NAME),
-                               _capped(error.get("message", ""), MAX_MESSAGE),
-                               _capped(error.get("where"), MAX_WHERE) if error.get("where") else None)
+        if reply.get("error") is not None:
+            raise error_of(reply["error"])
         return reply.get("value")
 
     def keep_output(self, reply: dict) -> None:
@@ -137,6 +132,23 @@ class RemoteModule:
 
     def to(self, device: str | None = None, dtype: str | None = None) -> None:
         self.student.request("to", target=self.handle, device=device, dtype=dtype)
+
+
+def error_of(error) -> StudentError:
+    """A reply's error as a ``StudentError``, its texts capped whatever the worker claims."""
+    if not isinstance(error, dict):
+        return StudentError("Error", _capped(error, MAX_MESSAGE))
+    return StudentError(_capped(error.get("type", "Error"), MAX_TYPE_NAME),
+                        _capped(error.get("message", ""), MAX_MESSAGE),
+                        _capped(error.get("where"), MAX_WHERE) if error.get("where") else None)
+
+
+def outcome(step):
+    """One step of a request that made several (``build``'s ``then``): its value, or the
+    ``StudentError`` it raised, returned (not raised)."""
+    if not isinstance(step, dict):
+        return StudentError("ProtocolError", "malformed reply")
+    return error_of(step["error"]) if step.get("error") is not None else step.get("value")
 
 
 def _capped(value, limit: int) -> str:

@@ -126,7 +126,12 @@ class Runner:
         self.saved_bindings = {}
 
     def op_seed(self, seed: int):
-        torch.manual_seed(seed)
+        """``torch.manual_seed`` for the devices a grading run uses: the CPU's generator and,
+        on a GPU runner, CUDA's. (``torch.manual_seed`` itself also queues a CUDA seeding with
+        its stack trace on a machine without CUDA: a millisecond per call in the worker.)"""
+        torch.random.default_generator.manual_seed(seed)
+        if torch.cuda.is_available():
+            torch.cuda.manual_seed_all(seed)
 
     def op_new(self, name: str, args: list, kwargs: dict):
         """Instantiate the student's class ``name``; returns a handle to the module."""
@@ -205,11 +210,13 @@ class Runner:
                 "parameters": {name: g for (name, _), g in zip(params, grads[len(leaves):], strict=True)}}
 
     def op_build(self, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
-                 dtype: str | None = None, device: str | None = None, seed: int | None = None) -> dict:
+                 dtype: str | None = None, device: str | None = None, seed: int | None = None,
+                 then: list | None = None, read: list | None = None) -> dict:
         """What the checks do before each example, in one round trip: ``new`` (after seeding the
         CPU generator, where modules initialise, with ``seed``), eval mode, the lazy-initialising
         ``calls`` (as in ``gradients``), the parameters copied by name, then ``to(device,
-        dtype)``. Returns the module's handle and the parameter names not found."""
+        dtype)``. Returns the module's handle and the parameter names not found; and, when
+        ``then`` is given, what ``_then`` returns for those calls and the attributes ``read``."""
         if seed is not None:
             torch.random.default_generator.manual_seed(seed)
         handle = self.op_new(name, args, kwargs)
@@ -219,7 +226,28 @@ class Runner:
         missing = self.op_load_parameters(handle, parameters)
         if dtype is not None or device is not None:
             self.op_to(handle, device=device, dtype=dtype)
-        return {"handle": handle, "missing": missing}
+        built = {"handle": handle, "missing": missing}
+        if then:
+            built["then"] = self._then(module, then, read or [])
+        return built
+
+    def _then(self, module, calls: list, names: list[str]) -> dict:
+        """``[[method or None, args], ...]`` on the built module, then its attributes ``names``:
+        each ``{"value": ...}`` or ``{"error": ...}`` (what it raised), as separate requests
+        would have answered; a call that raises ends the calls, and nothing is read."""
+        results, read = [], {}
+        for method, args in calls:
+            try:
+                results.append({"value": (module if method is None else getattr(module, method))(*self._in(args))})
+            except BaseException as error:  # the student's, reported as handle() reports it
+                results.append({"error": student_error(error)})
+                return {"results": results, "read": read}
+        for name in names:
+            try:
+                read[name] = {"value": getattr(module, name)}
+            except BaseException as error:
+                read[name] = {"error": student_error(error)}
+        return {"results": results, "read": read}
 
     def _run_calls(self, module, calls: list, leaf=None) -> list:
         """``[[method or None, args], ...]`` on ``module``; ``{"result_of": i}`` is the i-th result."""
