@@ -116,12 +116,9 @@ def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", 
     where the output and the weights are each a value or the ``StudentError`` it raised."""
     reference, module, then = _build(student, task, case, 0.0, device,
                                      read=["attention_weights"] if read_weights else [])
-    results, read = then.get("results"), then.get("read")
-    if not isinstance(results, list) or len(results) != 1 or not isinstance(read, dict):
-        raise StudentError("ProtocolError", "build: malformed reply")
-    output = outcome(results[0])
-    weights = outcome(read["attention_weights"]) if read_weights and not isinstance(output, StudentError) else None
-    return reference, module, output, weights
+    results, read = called_then(then, 1, ["attention_weights"] if read_weights else [])
+    output = results if isinstance(results, StudentError) else results[0]
+    return reference, module, output, read.get("attention_weights")
 
 
 def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None):
@@ -181,6 +178,19 @@ def build_remote(student, name: str, args: list, kwargs: dict, calls: list, para
             or not isinstance(reply.get("missing"), list) or not isinstance(reply.get("then", {}), dict):
         raise StudentError("ProtocolError", "build: malformed reply")
     return RemoteModule(student, reply["handle"]), [str(m) for m in reply["missing"]], reply.get("then", {})
+
+
+def called_then(then: dict, calls: int, names: list[str]) -> tuple[list | StudentError, dict]:
+    """``build_remote``'s results of its ``then`` calls (a list of ``calls`` values, or the
+    ``StudentError`` one raised) and the attributes read after them (name -> value or
+    ``StudentError``; none when a call raised)."""
+    results, read = outcome(then.get("results")), then.get("read")
+    if not isinstance(read, dict) or not isinstance(results, (list, StudentError)) or (
+            isinstance(results, list) and len(results) != calls):
+        raise StudentError("ProtocolError", "build: malformed reply")
+    if isinstance(results, StudentError):
+        return results, {}
+    return results, {name: outcome(read.get(name)) for name in names}
 
 
 def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: float) -> bool:

@@ -18,7 +18,7 @@ from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 from ..results import Heatmap, text
 from ..sandbox.proxy import StudentError
 from . import gradients
-from .attention import build_remote
+from .attention import build_remote, called_then
 from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import name_mistake, variant_outputs
@@ -77,22 +77,51 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: 
     """Reference encoder outputs (CPU, in the case's dtype), the reference decoder (float32,
     CPU), and the student's decoder with its weights, in eval mode, in the case's dtype and on
     ``device`` (the run's: CUDA on a GPU runner; ``on`` moves the inputs there)."""
+    return _setup(student, task, case, dropout, device, read=None)[:3]
+
+
+def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu", read_weights: bool = False):
+    """``setup``, then the whole target decoded on ``device`` (as ``decode``) and, with
+    ``read_weights``, ``attention_weights`` read, in the same round trip: (encoder outputs,
+    reference, module, logits, weights or None). The student's errors are raised, in the
+    order separate requests would have raised them."""
+    names = ["attention_weights"] if read_weights else []
+    enc_outputs, reference, module, then = _setup(student, task, case, 0.0, device, read=names)
+    results, read = called_then(then, 2, names)
+    if isinstance(results, StudentError):
+        raise results
+    logits = first(results[1], case)
+    weights = read.get("attention_weights")
+    if isinstance(weights, StudentError):
+        raise weights
+    return enc_outputs, reference, module, logits, weights
+
+
+def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None):
+    """``setup``'s work; with ``read`` (a list), also ``decode``'s calls and those attributes."""
     encoder, reference, weights = _references(task, case)
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
         enc_outputs = encoder(src)
     lazy = [["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]]  # the student's lazy layers
     float64 = case.options.get("dtype") == torch.float64
+    in_dtype = map_tensors(enc_outputs, Tensor.double) if float64 else enc_outputs
+    then = None
+    if read is not None:
+        there, enc_there = on(device, case, in_dtype)
+        then = [["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
+                [None, [there.tensors["tgt"], {"result_of": 0}]]]
     try:
-        module, missing, _ = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy, weights,
-                                       "float64" if float64 else None, None if device == "cpu" else device)
+        module, missing, done = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy, weights,
+                                             "float64" if float64 else None, None if device == "cpu" else device,
+                                             then, read)
     except StudentError:
         if task.lstm:
             _name_gru_state(student, task, case, enc_outputs)
         raise
     if missing:
         raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
-    return map_tensors(enc_outputs, Tensor.double) if float64 else enc_outputs, reference, module
+    return in_dtype, reference, module, done
 
 
 # The reference encoders and decoders, by task, sizes and seed: all that their lazy
@@ -163,8 +192,7 @@ def decode(module, case: Case, enc_outputs):
 def _matches(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module = setup(student, task, case, device=ctx.device)
-            got = decode(module, *on(ctx.device, case, enc_outputs))
+            enc_outputs, reference, module, got, _ = setup_decoded(student, task, case, ctx.device)
             expected = expected_logits(task, reference, case, enc_outputs)
             with torch.no_grad():
                 own = reference(case.tensors["tgt"], reference.init_state(
@@ -235,9 +263,8 @@ def _weights_per_step(task: DecoderTask):
     weights at that step (so zero beyond enc_valid_lens, and not changed by later steps)."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module = setup(student, task, case, device=ctx.device)
-            decode(module, *on(ctx.device, case, enc_outputs))
-            weights = module.attr("attention_weights")
+            enc_outputs, reference, module, _, weights = setup_decoded(student, task, case, ctx.device,
+                                                                       read_weights=True)
             expected = _reference_steps(reference, case, enc_outputs)
             S = case.tensors["tgt"].shape[1]
             if not isinstance(weights, (list, tuple)) or len(weights) != S:

@@ -232,16 +232,15 @@ class Runner:
         return built
 
     def _then(self, module, calls: list, names: list[str]) -> dict:
-        """``[[method or None, args], ...]`` on the built module, then its attributes ``names``:
-        each ``{"value": ...}`` or ``{"error": ...}`` (what it raised), as separate requests
-        would have answered; a call that raises ends the calls, and nothing is read."""
-        results, read = [], {}
-        for method, args in calls:
-            try:
-                results.append({"value": (module if method is None else getattr(module, method))(*self._in(args))})
-            except BaseException as error:  # the student's, reported as handle() reports it
-                results.append({"error": student_error(error)})
-                return {"results": results, "read": read}
+        """``calls`` on the built module (as in ``_run_calls``), then its attributes ``names``:
+        ``{"results": ..., "read": {name: ...}}``, each ``{"value": ...}`` or ``{"error": ...}``
+        (what it raised), as separate requests would have answered; when a call raises,
+        nothing more runs."""
+        try:
+            results = {"value": self._run_calls(module, calls)}
+        except BaseException as error:  # the student's, reported as handle() reports it
+            return {"results": {"error": student_error(error)}, "read": {}}
+        read = {}
         for name in names:
             try:
                 read[name] = {"value": getattr(module, name)}
