@@ -8,7 +8,7 @@ from . import devices
 from .attention_modes import call_twice
 from .compare import check_tensor
 from .core import Check, Context, search
-from .decoders import DECODERS, DecoderTask, first, map_tensors, on, setup
+from .decoders import DECODERS, DecoderTask, first, map_tensors, on, setup, setup_decoded
 from .inputs import Case, decoder_cases
 
 LOGITS_AGAIN = text("decoder.second_call")
@@ -20,10 +20,9 @@ def _deterministic_in_eval(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             p = case.options["p"]
-            enc_outputs, _, plain = setup(student, task, case, device=ctx.device)
+            enc_outputs, _, _, expected, _ = setup_decoded(student, task, case, ctx.device)
             case, enc_outputs = on(ctx.device, case, enc_outputs)
             lens, tgt = case.tensors["enc_valid_lens"], case.tensors["tgt"]
-            expected = first(plain(tgt, plain.method("init_state", enc_outputs, lens)), case)
             _, _, module = setup(student, task, case.on("cpu"), dropout=p, device=ctx.device)
             state = module.method("init_state", enc_outputs, lens)
             first_call, second_call = call_twice(student, module.handle, None, [tgt, state])

@@ -81,7 +81,7 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: 
 
 
 def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu", read_weights: bool = False):
-    """``setup``, then the whole target decoded on ``device`` (as ``decode``) and, with
+    """``setup``, then the whole target decoded on ``device``, teacher forced, and, with
     ``read_weights``, ``attention_weights`` read, in the same round trip: (encoder outputs,
     reference, module, logits, weights or None). The student's errors are raised, in the
     order separate requests would have raised them."""
@@ -98,7 +98,7 @@ def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu", r
 
 
 def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None):
-    """``setup``'s work; with ``read`` (a list), also ``decode``'s calls and those attributes."""
+    """``setup``'s work; with ``read`` (a list), also the decoding's calls and those attributes."""
     encoder, reference, weights = _references(task, case)
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
@@ -181,12 +181,6 @@ def first(result, case: Case):
         raise fail(text("decoder.forward_returns"), case_code=case.code(),
                    expected="(logits (B, S, V), state)", got=type(result).__name__)
     return result[0]
-
-
-def decode(module, case: Case, enc_outputs):
-    """The student's logits for the whole target, teacher forced."""
-    state = module.method("init_state", enc_outputs, case.tensors["enc_valid_lens"])
-    return first(module(case.tensors["tgt"], state), case)
 
 
 def _matches(task: DecoderTask):
@@ -283,10 +277,9 @@ def _weights_per_step(task: DecoderTask):
 def _step_by_step(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, _, module = setup(student, task, case, device=ctx.device)
+            enc_outputs, _, module, whole, _ = setup_decoded(student, task, case, ctx.device)
             case, enc_outputs = on(ctx.device, case, enc_outputs)
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
-            whole = decode(module, case, enc_outputs)
             state, steps = module.method("init_state", enc_outputs, lens), []
             for s in range(tgt.shape[1]):
                 logits, state = module(tgt[:, s:s + 1], state)  # (B, 1, V), carried state
