@@ -154,6 +154,8 @@ def _run(sandbox, batch: Batch, plan: CellPlan, result: SubmissionResult, starte
         result.errors.append(Issue(code=code, text=text("issue.worker_lost", reason=lost_reason(lost))))
     finally:
         session.close()
+        requests, waited_s = session.requests()
+        result.timing["worker_requests"], result.timing["worker_s"] = requests, round(waited_s, 4)
         result.warnings += session.warnings
         result.errors += session.errors
         if session.student is not None and session.student.printed:

@@ -27,6 +27,7 @@ class Session:
         self.errors: list[Issue] = []
         self.worker = None
         self.student: Student | None = None
+        self._earlier = (0, 0.0)  # requests and seconds of the students of earlier workers
 
     def start(self) -> None:
         """A fresh worker with every cell run but the ones that crashed; raises ``WorkerLost``
@@ -47,6 +48,8 @@ class Session:
             raise WorkerLost("the submission used up its time", "submission_time",
                              {"seconds": f"{self.sandbox.limits.submission_timeout_s:g}"})
         self.worker = self.sandbox.spawn(deadline=self.deadline)  # the book comes per task, without its answer
+        if self.student is not None:
+            self._earlier = self.requests()
         self.student = Student(self.worker.transport, self.settings.device, self.output_limit)
         for label, source in self.cells:
             if label in self.skipped:
@@ -75,6 +78,14 @@ class Session:
             if grade.lost_worker:
                 self.start()
         return results
+
+    def requests(self) -> tuple[int, float]:
+        """The checks' requests to the submission's workers, and the seconds spent waiting for
+        their replies (the worker's work and the transport)."""
+        count, seconds = self._earlier
+        if self.student is not None:
+            count, seconds = count + self.student.requests, seconds + self.student.waited_s
+        return count, seconds
 
     def _task(self, label: str) -> str | None:
         return label if label in self.settings.spec.tasks else None

@@ -71,12 +71,16 @@ def nbgrader_scores(root: Path, assignment: str, students: list[str]) -> dict:
 
 def split(folder: Path) -> str:
     """Mean seconds per submission in each grading process, by phase and check family (the
-    processes run side by side, so these add up to about jobs x the wall time)."""
+    processes run side by side, so these add up to about jobs x the wall time); then how much
+    of the checks' time was spent waiting on the worker (its work and the transport)."""
     phases: dict[str, float] = {}
+    requests = waited = 0.0
     files = list((folder / "timing").glob("*.json"))
     for path in files:
         timing = json.loads(path.read_text())
         cells = timing["phases"].get("cells", 0.0)
+        requests += timing["phases"].get("worker_requests", 0.0)
+        waited += timing["phases"].get("worker_s", 0.0)
         checks = {}
         for task in timing["tasks"].values():
             for name, seconds in task["checks"].items():
@@ -87,7 +91,9 @@ def split(folder: Path) -> str:
             phases[key] = phases.get(key, 0.0) + value
     n = max(len(files), 1)
     ranked = sorted(phases.items(), key=lambda kv: -kv[1])
-    return "time per submission: " + ", ".join(f"{k} {v / n:.3f} s" for k, v in ranked)
+    return ("time per submission: " + ", ".join(f"{k} {v / n:.3f} s" for k, v in ranked)
+            + f"\n   of the checks' time, waiting on the worker (its work and the transport): {waited / n:.3f} s"
+            f" over {requests / n:.0f} requests")
 
 
 def main() -> None:

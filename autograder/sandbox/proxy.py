@@ -6,6 +6,7 @@ A ``Student`` turns calls into requests for a ``Runner`` and gives back plain va
 cannot tell the difference, and values are round-tripped through the same wire format
 in both cases, so a tensor subclass never reaches a check.
 """
+import time
 from collections.abc import Callable
 
 from . import protocol
@@ -54,9 +55,12 @@ class Student:
         self.output_limit = output_limit
         self.printed: list[str] = []
         self.printed_size = 0
+        self.requests, self.waited_s = 0, 0.0  # the checks' requests, and the time until their replies
 
     def request(self, op: str, **args):
+        sent = time.perf_counter()
         reply = self.transport({"op": op, "args": args})
+        self.requests, self.waited_s = self.requests + 1, self.waited_s + time.perf_counter() - sent
         self.keep_output(reply)
         if reply.get("error") is not None:
             raise error_of(reply["error"])

@@ -42,6 +42,15 @@ def test_correct_notebook_gets_full_marks_on_every_autograded_task(attention_res
     assert all(score == maximum for score, maximum in scores.values()), scores
 
 
+def test_timing_says_how_long_the_checks_waited_on_the_worker(attention_results):
+    """The timing file beside a result counts the checks' requests to the worker and the time
+    spent waiting for them, a part of the checks' own time (benchmarks print the split)."""
+    timing = json.loads((attention_results / "timing" / "correct.json").read_text())
+    checks_s = sum(s for task in timing["tasks"].values() for s in task["checks"].values())
+    assert timing["phases"]["worker_requests"] > 100
+    assert 0 < timing["phases"]["worker_s"] < checks_s
+
+
 def test_untouched_template_gets_zero(attention_results):
     """Does the released template, unsolved, get zero on every autograded task?"""
     scores = task_scores(load(attention_results, "untouched"))
