@@ -7,7 +7,6 @@ One property per check (SPEC §3): the output, the stored ``attention_weights``,
 that links them, the gradients, dropout in each mode and the device are judged apart,
 so a module whose output is right but that keeps no weights loses the weights' points only.
 """
-import copy
 import math
 import weakref
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from ..results import text
 from ..sandbox.protocol import Handle
 from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
-from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
+from .compare import call_float64, float64_twin, check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
@@ -214,7 +213,7 @@ def expected(reference, case: Case) -> tuple[Tensor, Tensor, float]:
 
 def _observe(task: AttentionTask, reference, case: Case, got, weights: bool) -> Observation:
     """The student's output (or weights), the reference's and each known mistake's."""
-    r64 = copy.deepcopy(reference).double()
+    r64 = float64_twin(reference)
     q, k, v, lens = inputs(case, torch.float64)
     with torch.no_grad():
         right = r64(q, k, v, lens)

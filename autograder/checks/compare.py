@@ -1,4 +1,5 @@
 """Expected vs got, written for a student: where the largest difference is, and by how much."""
+import copy
 from collections.abc import Callable
 
 import torch
@@ -107,3 +108,17 @@ def call_float64(module: torch.nn.Module, *args, params: dict[str, Tensor] | Non
     """``module(*args)`` with float64 parameters, without copying the module (torch.func): the
     reference's float64 twin, as ``deepcopy(module).double()`` would be, at a fraction of the cost."""
     return functional_call(module, params if params is not None else float64_parameters(module), args)
+
+
+def float64_twin(module: torch.nn.Module) -> torch.nn.Module:
+    """A float64 deep copy of a reference module for a computation of its own, without what
+    earlier calls left on the module (its stored attention weights, a tensor or a list of them,
+    which may carry autograd history and then cannot be deep-copied): the reference modules
+    are shared by every check (``Kept``), and the twin's own call stores its own."""
+    own = {id(t) for t in (*module.parameters(), *module.buffers())}  # (an RNN lists its own in _flat_weights)
+
+    def left_by_a_call(value) -> bool:
+        items = value if isinstance(value, list) else [value]
+        return any(isinstance(t, Tensor) and id(t) not in own for t in items)
+    left = {id(value): None for owner in module.modules() for value in vars(owner).values() if left_by_a_call(value)}
+    return copy.deepcopy(module, left).double()

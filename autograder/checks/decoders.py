@@ -6,7 +6,6 @@ The student's decoder gets the reference encoder's outputs as plain tensors and 
 reference decoder's weights by parameter name after one lazy-initialising forward.
 Cases draw float32 and float64, int32 and int64 lengths, and ``enc_valid_lens=None``.
 """
-import copy
 from dataclasses import dataclass
 
 import torch
@@ -19,7 +18,7 @@ from ..results import Heatmap, text
 from ..sandbox.proxy import StudentError
 from . import gradients
 from .attention import build_remote, called_then
-from .compare import call_float64, check_shape, check_tensor, heatmap, tolerance
+from .compare import call_float64, float64_twin, check_shape, check_tensor, heatmap, tolerance
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
@@ -170,7 +169,7 @@ def expected_logits(task: DecoderTask, reference, case: Case, enc_outputs, cls=N
         state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
         if cls is None:
             return call_float64(reference, case.tensors["tgt"], state)[0]
-        model = copy.deepcopy(reference).double()
+        model = float64_twin(reference)
         model.__class__ = cls
         return model(case.tensors["tgt"], model.init_state(map_tensors(enc_outputs, Tensor.double),
                                                            case.tensors["enc_valid_lens"]))[0]
