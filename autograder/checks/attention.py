@@ -111,13 +111,15 @@ def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device
 
 def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", read_weights: bool = True):
     """``build``, then the module called on the case on ``device`` and its ``attention_weights``
-    read (with ``read_weights``), in the same round trip: (reference, module, output, weights),
-    where the output and the weights are each a value or the ``StudentError`` it raised."""
-    reference, module, then = _build(student, task, case, 0.0, device,
-                                     read=["attention_weights"] if read_weights else [])
-    results, read = called_then(then, 1, ["attention_weights"] if read_weights else [])
-    output = results if isinstance(results, StudentError) else results[0]
-    return reference, module, output, read.get("attention_weights")
+    read (with ``read_weights``), in the same round trip: (reference, module, output, weights).
+    The call's error is raised, as a separate call would raise it; the weights are a value,
+    the ``StudentError`` reading them raised, or None when not read."""
+    names = ["attention_weights"] if read_weights else []
+    reference, module, then = _build(student, task, case, 0.0, device, read=names)
+    results, read = called_then(then, 1, names)
+    if isinstance(results, StudentError):
+        raise results
+    return reference, module, results[0], read.get("attention_weights")
 
 
 def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None):
@@ -254,8 +256,6 @@ def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
     key = (task.name, device, case.code())
     if key not in seen:
         reference, _, got, weights = build_called(student, task, case, device)
-        if isinstance(got, StudentError):
-            raise got
         seen[key] = (reference, got, weights)
     return seen[key]
 
@@ -300,8 +300,6 @@ def _shape(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             _, _, got, _ = build_called(student, task, case, ctx.device, read_weights=False)
-            if isinstance(got, StudentError):
-                raise got
             q, _, v, _ = inputs(case)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, min_len=0),
@@ -317,8 +315,6 @@ def _law(task: AttentionTask):
         def test(case: Case):
             case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
             _, _, got, weights = build_called(student, task, case, ctx.device)
-            if isinstance(got, StudentError):
-                raise got
             q, k, v, lens = inputs(case, device=ctx.device)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
             empty = (lens if lens.dim() == 2 else lens[:, None].expand(q.shape[:2])) == 0  # (B, Q)

@@ -98,23 +98,25 @@ def _placed(value):
     return Elsewhere(value) if type(value) is torch.Tensor else value
 
 
-def _check_devices(name: str, args: tuple, kwargs: dict) -> None:
-    """Raise CUDA's error when tensors on both devices meet where CUDA would refuse."""
+def _check_devices(name: str, args: tuple, kwargs: dict) -> bool:
+    """Raise CUDA's error when tensors on both devices meet where CUDA would refuse; returns
+    whether any argument is on the other device."""
     tensors = [t for t in _leaves(args, kwargs) if isinstance(t, torch.Tensor)]
     elsewhere = [t for t in tensors if isinstance(t, Elsewhere)]
     if not elsewhere or name in CROSSING:
-        return
+        return bool(elsewhere)
     on_cpu = [t for t in tensors if not isinstance(t, Elsewhere) and t.dim() > 0]
     if name in INDEXING and isinstance(args[0], Elsewhere):
-        return  # CPU indices into a tensor on the device: allowed on CUDA
+        return True  # CPU indices into a tensor on the device: allowed on CUDA
     if on_cpu:
         raise mismatch(name)
+    return True
 
 
 def _run(func, args: tuple, kwargs: dict):
     """One operation: the device rule, then the CPU computation, then the result's device."""
     name = func.overloadpacket.__name__
-    _check_devices(name, args, kwargs)
+    any_elsewhere = _check_devices(name, args, kwargs)
     plain_args = tuple(_mapped(a, _plain) for a in args)
     plain_kwargs = {k: _mapped(v, _plain) for k, v in kwargs.items()}
     target = kwargs.get("device")
@@ -126,7 +128,7 @@ def _run(func, args: tuple, kwargs: dict):
     elif name in ("copy_", "_copy_from"):
         moved = isinstance(args[0], Elsewhere)  # a copy stays where its destination is
     else:
-        moved = any(isinstance(t, Elsewhere) for t in _leaves(args, kwargs))
+        moved = any_elsewhere
     if moved:
         out = _mapped(out, _placed)
     if not _aliases(func):
