@@ -19,6 +19,7 @@ Control messages are JSON datagrams (a SOCK_SEQPACKET pair), one reply each:
   the slot.
 """
 import contextlib
+import gc
 import json
 import os
 import select
@@ -44,6 +45,12 @@ def main(argv: list[str]) -> None:
     lockdown.harden_zygote()
     _warm_up()
     _empty_tmp()  # matplotlib may have written its cache there
+    # What the zygote holds now (torch's and matplotlib's modules, some 400,000 objects)
+    # lives as long as every worker forked from it: kept out of the workers' garbage
+    # collections, which otherwise walk all of it each time the objects a submission's
+    # modules leave behind set off a full one (half of an attention module's build), and
+    # write into the pages it shares with them.
+    gc.freeze()
     baseline = lockdown.process_state()
     control.send(json.dumps({"op": "ready", "pid": os.getpid()}).encode())
     Zygote(control, args["uid"], args["worker_cgroups"], baseline).serve()

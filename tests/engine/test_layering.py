@@ -48,3 +48,17 @@ def test_result_and_rendering_modules_never_import_torch(module):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_run_starts_without_compiling_iri_grammars():
+    """Does a run start without rfc3987_syntax's 38 lark grammars (1.3 s, for jsonschema's "iri"
+    format checks, which nothing here uses), while notebooks are still read and validated?"""
+    import subprocess
+    import sys
+    probe = ("import sys, autograder.run, nbformat\n"
+             "nb = nbformat.read('examples/attention_scoring/correct.ipynb', as_version=4)\n"
+             "nbformat.validate(nb)\nprint('lark' in sys.modules, len(nb.cells) > 0)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          cwd=PACKAGE.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

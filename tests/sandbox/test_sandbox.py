@@ -42,6 +42,17 @@ def test_a_cell_can_start_threads_and_programs(worker):
     assert reply["stdout"] == "thread\nprogram\n"
 
 
+def test_a_worker_starts_with_the_zygotes_objects_out_of_garbage_collection(worker):
+    """Are torch's objects, imported by the zygote, frozen in the worker (so that collections
+    set off by a submission's modules do not walk them), while its own cycles are collected?"""
+    run(worker, "import gc\nfrozen = gc.get_freeze_count()\n"
+                "class Node:\n    pass\n"
+                "a, b = Node(), Node()\na.other, b.other = b, a\ndel a, b\nfreed = gc.collect()\n")
+    reply = run(worker, "print(frozen, freed)")
+    frozen, freed = map(int, reply["stdout"].split())
+    assert frozen > 100_000 and freed >= 2
+
+
 def test_the_helper_package_is_importable_from_course(worker):
     """Can a cell import the assignment's helper package, bound at /course/d2l_attention,
     and see nothing else of the assignment's folder (the TA's notebook is beside it)?"""
