@@ -18,6 +18,7 @@ import torch
 DTYPES = {name: getattr(torch, name) for name in (
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "bool")}
+NAMES = {dtype: name for name, dtype in DTYPES.items()}
 MAX_HEADER_BYTES = 16 << 20
 MAX_MESSAGE_BYTES = 1 << 30
 
@@ -41,6 +42,10 @@ class Opaque:
 def _plain_tensor(value: torch.Tensor) -> tuple[torch.Tensor, str]:
     """The tensor's data as a plain, detached, contiguous CPU (or meta) tensor, and the
     type of the device it was on. Subclass overrides are bypassed."""
+    if type(value) is torch.Tensor:  # nothing to bypass: the common case, three times faster
+        plain = value.detach()
+        device_type = plain.device.type
+        return (plain if device_type == "meta" else plain.cpu().contiguous()), device_type
     with torch._C.DisableTorchFunctionSubclass():
         plain = torch.Tensor.detach(value)
         device_type = plain.device.type
@@ -84,14 +89,16 @@ def _encode_container(value, buffers: list[bytes], handle_of):
 
 def _encode_tensor(value: torch.Tensor, buffers: list[bytes]) -> dict:
     plain, device_type = _plain_tensor(value)
-    dtype = str(plain.dtype).removeprefix("torch.")
-    if dtype not in DTYPES or plain.layout != torch.strided:
-        return {"__opaque__": f"tensor of {dtype}, {plain.layout}"}
+    dtype = NAMES.get(plain.dtype)
+    if dtype is None or plain.layout != torch.strided:
+        return {"__opaque__": f"tensor of {str(plain.dtype).removeprefix('torch.')}, {plain.layout}"}
     tree = {"__tensor__": None, "dtype": dtype, "shape": list(plain.shape),
             "device": device_type}
-    if plain.device.type != "meta":
+    if device_type != "meta":
         tree["__tensor__"] = len(buffers)
-        buffers.append(plain.reshape(-1).view(torch.uint8).numpy().tobytes())
+        # numpy has no bfloat16: its bytes go as uint8, which every dtype could (3x slower)
+        raw = plain.reshape(-1).view(torch.uint8) if plain.dtype == torch.bfloat16 else plain
+        buffers.append(raw.numpy().tobytes())
     return tree
 
 
@@ -126,11 +133,10 @@ def _decode_tensor(tree: dict, buffers: list[bytes]) -> torch.Tensor:
     numel = 1
     for n in shape:
         numel *= n
-    if numel * torch.empty((), dtype=dtype).element_size() != len(data):
+    if numel * dtype.itemsize != len(data):
         raise ProtocolError(f"tensor of shape {shape} and {tree['dtype']} does not match {len(data)} bytes")
-    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
-    device = "cuda" if tree.get("device") == "cuda" else "cpu"
-    return flat.view(dtype).reshape(shape).to(device)
+    value = (torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)).reshape(shape)
+    return value.to("cuda") if tree.get("device") == "cuda" else value
 
 
 def _index(value, what: str) -> int:

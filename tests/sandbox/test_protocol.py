@@ -1,0 +1,45 @@
+"""What crosses the boundary comes back as it went: every dtype, shape and layout of tensor,
+as a plain tensor with the same values, on the device type it left from."""
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograder.sandbox import protocol
+
+
+class Marked(torch.Tensor):
+    """A tensor subclass, as a student's code may return one."""
+
+
+def round_trip(value):
+    buffers: list[bytes] = []
+    tree = protocol.encode(value, buffers)
+    return protocol.decode(tree, buffers)
+
+
+@settings(max_examples=60, deadline=None)
+@given(dtype=st.sampled_from(list(protocol.DTYPES.values())),
+       shape=st.lists(st.integers(0, 4), max_size=3),
+       transpose=st.booleans(),
+       kind=st.sampled_from(["plain", "subclass", "parameter", "with_grad"]))
+def test_a_tensor_comes_back_with_its_dtype_shape_and_values(dtype, shape, transpose, kind):
+    value = (torch.arange(torch.Size(shape).numel()) % 3).reshape(shape).to(dtype)
+    if transpose and value.dim() >= 2:
+        value = value.transpose(0, 1)  # not contiguous
+    if kind == "subclass":
+        value = value.as_subclass(Marked)
+    elif kind in ("parameter", "with_grad") and dtype.is_floating_point:
+        value = torch.nn.Parameter(value) if kind == "parameter" else torch.nn.Parameter(value) * 1
+    back = round_trip(value)
+    assert type(back) is torch.Tensor and not back.requires_grad
+    assert back.dtype == dtype and back.shape == value.shape
+    assert torch.equal(back, value.detach().as_subclass(torch.Tensor))
+
+
+def test_a_meta_tensor_comes_back_as_a_meta_tensor_of_its_shape():
+    back = round_trip({"x": (torch.empty(2, 3, device="meta"),)})
+    assert back["x"][0].device.type == "meta" and back["x"][0].shape == (2, 3)
+
+
+def test_a_tensor_of_a_dtype_that_does_not_cross_is_opaque():
+    assert round_trip(torch.zeros(2, dtype=torch.complex64)) == protocol.Opaque("tensor of complex64, torch.strided")
