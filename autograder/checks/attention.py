@@ -21,7 +21,8 @@ from ..results import text
 from ..sandbox.protocol import Handle
 from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
-from .compare import call_float64, float64_twin, check_shape, check_tensor, heatmap, tolerance
+from .compare import (call_float64, check_shape, check_tensor, float64_twin, heatmap, reference_result,
+                      tolerance)
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
@@ -206,11 +207,13 @@ def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: fl
 
 def expected(reference, case: Case) -> tuple[Tensor, Tensor, float]:
     """The reference's output and weights in float64, and the tolerance for the output."""
-    with torch.no_grad():
-        output = call_float64(reference, *inputs(case, torch.float64))
-        weights = reference.attention_weights  # float64: read before the float32 call below
-        tol = tolerance(reference(*inputs(case, torch.float32)), output)
-    return output, weights, tol
+    def compute():
+        with torch.no_grad():
+            output = call_float64(reference, *inputs(case, torch.float64))
+            weights = reference.attention_weights  # float64: read before the float32 call below
+            tol = tolerance(reference(*inputs(case, torch.float32)), output)
+        return output, weights, tol
+    return reference_result("attention output", compute, reference, case.tensors, case.options)
 
 
 def _observe(task: AttentionTask, reference, case: Case, got, weights: bool) -> Observation:
@@ -341,8 +344,10 @@ def _gradients(task: AttentionTask):
             R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
             reply = gradients.student_gradients(student, module.handle, [[None, inputs(case, device=ctx.device)]],
                                                 R.to(ctx.device))
-            output, expected_inputs, expected_params = gradients.reference_gradients(
-                lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v], reference, R)
+            output, expected_inputs, expected_params = reference_result(
+                "attention gradients", lambda: gradients.reference_gradients(
+                    lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v],
+                    reference, R), reference, [q, k, v, lens], R)
             gradients.compare(reply, output, ["queries", "keys", "values"], expected_inputs, expected_params,
                               case.code())
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, dtype=torch.float64),

@@ -5,9 +5,10 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 from torch.func import functional_call
+from torch.utils._pytree import tree_map
 
 from ..results import Heatmap, Text, text
-from .core import fail
+from .core import Kept, fail
 
 
 def excerpt(t: Tensor, limit: int = 8) -> str:
@@ -122,3 +123,42 @@ def float64_twin(module: torch.nn.Module) -> torch.nn.Module:
         return any(isinstance(t, Tensor) and id(t) not in own for t in items)
     left = {id(value): None for owner in module.modules() for value in vars(owner).values() if left_by_a_call(value)}
     return copy.deepcopy(module, left).double()
+
+
+# The reference's results, by everything they are computed from: replayed examples are the
+# same for every student (core.search), so each example's reference results are computed once
+# per grading process, not once per student.
+_RESULTS = Kept(4096)
+
+
+def reference_result(what: str, make: Callable, *depends_on):
+    """``make()``, the computation named ``what``: a pure function of ``depends_on`` (tensors,
+    reference modules, plain values), computed once per process for equal values; each caller
+    gets its own copy of the tensors."""
+    kept = _RESULTS.get((what, fingerprint(depends_on)), lambda: _copied(make()))
+    return _copied(kept)
+
+
+def _copied(value):
+    return tree_map(lambda v: v.clone() if isinstance(v, Tensor) else v, value)
+
+
+def fingerprint(value):
+    """A hashable stand-in, equal exactly when the values are: tensors by dtype, shape, device
+    and bytes; modules by class, structure (their repr), mode, parameters and buffers;
+    containers item by item; plain values with their type (so that 1 is not True)."""
+    if isinstance(value, Tensor):
+        t = value.detach()
+        data = b"" if t.device.type == "meta" else t.cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        return "tensor", t.dtype, tuple(t.shape), t.device.type, data
+    if isinstance(value, torch.nn.Module):
+        return ("module", type(value), repr(value), value.training,
+                tuple((name, fingerprint(p)) for name, p in value.named_parameters()),
+                tuple((name, fingerprint(b)) for name, b in value.named_buffers()))
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, tuple(fingerprint(v) for v in value)
+    if isinstance(value, dict):
+        return "dict", tuple((key, fingerprint(v)) for key, v in value.items())
+    if value is None or isinstance(value, (bool, int, float, str, torch.dtype, type)):
+        return type(value).__name__, value
+    raise TypeError(f"no fingerprint for a {type(value).__name__}")

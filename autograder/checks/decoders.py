@@ -18,7 +18,8 @@ from ..results import Heatmap, text
 from ..sandbox.proxy import StudentError
 from . import gradients
 from .attention import build_remote, called_then
-from .compare import call_float64, float64_twin, check_shape, check_tensor, heatmap, tolerance
+from .compare import (call_float64, check_shape, check_tensor, float64_twin, heatmap, reference_result,
+                      tolerance)
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
@@ -165,6 +166,13 @@ def _name_gru_state(student, task: DecoderTask, case: Case, enc_outputs) -> None
 
 def expected_logits(task: DecoderTask, reference, case: Case, enc_outputs, cls=None) -> Tensor:
     """Reference logits in float64 (or with a mistake, when ``cls`` is given)."""
+    if cls is None:
+        return reference_result("decoder logits", lambda: _logits64(reference, case, enc_outputs),
+                                reference, case.tensors, enc_outputs)
+    return _logits64(reference, case, enc_outputs, cls)
+
+
+def _logits64(reference, case: Case, enc_outputs, cls=None) -> Tensor:
     with torch.no_grad():
         state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
         if cls is None:
@@ -187,10 +195,13 @@ def _matches(task: DecoderTask):
         def test(case: Case):
             enc_outputs, reference, module, got, _ = setup_decoded(student, task, case, ctx.device)
             expected = expected_logits(task, reference, case, enc_outputs)
-            with torch.no_grad():
-                own = reference(case.tensors["tgt"], reference.init_state(
-                    map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
-            tol = tolerance(own, expected)
+
+            def own_tolerance():
+                with torch.no_grad():
+                    own = reference(case.tensors["tgt"], reference.init_state(
+                        map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
+                return tolerance(own, expected)
+            tol = reference_result("decoder tolerance", own_tolerance, reference, case.tensors, enc_outputs)
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code, "(B, S, V)")
             except CheckFailed as failed:
@@ -205,10 +216,12 @@ def _matches(task: DecoderTask):
 
 
 def _reference_steps(reference, case: Case, enc_outputs) -> list[Tensor]:
-    with torch.no_grad():
-        state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
-        call_float64(reference, case.tensors["tgt"], state)
-    return reference.attention_weights
+    def compute():
+        with torch.no_grad():
+            state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
+            call_float64(reference, case.tensors["tgt"], state)
+        return reference.attention_weights
+    return reference_result("decoder weights per step", compute, reference, case.tensors, enc_outputs)
 
 
 def _step_heatmap(module, reference, case: Case, enc_outputs) -> Heatmap | None:
@@ -310,7 +323,9 @@ def _gradients(task: DecoderTask):
             def forward(xs, params):
                 enc = (xs[0], (xs[1], xs[2])) if task.lstm else (xs[0], xs[1])
                 return call_float64(reference, tgt, reference.init_state(enc, lens), params=params)[0]
-            output, expected_inputs, expected_params = gradients.reference_gradients(forward, leaves, reference, R)
+            output, expected_inputs, expected_params = reference_result(
+                "decoder gradients", lambda: gradients.reference_gradients(forward, leaves, reference, R),
+                reference, leaves, tgt, lens, R)
             gradients.compare(reply, output, names, expected_inputs, expected_params, case.code())
         search(decoder_cases(dtype=torch.float64), test, ctx, max_examples=5)
     return run

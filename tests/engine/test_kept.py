@@ -1,4 +1,5 @@
-"""``Kept``: values made once per key, the oldest dropped past the size (checks/core.py)."""
+"""``Kept``: values made once per key, the oldest dropped past the size (checks/core.py); the
+reference's results kept by the values they are computed from (checks/compare.py)."""
 from autograder.checks.core import Kept
 
 
@@ -42,3 +43,46 @@ def test_a_shared_reference_gives_a_float64_twin_whatever_its_last_call_left():
     twin = float64_twin(decoder)
     logits, _ = twin(tgt, twin.init_state((outputs.double(), hidden.double()), None))
     assert logits.dtype == torch.float64 and len(twin.attention_weights) == 2
+
+
+def test_a_reference_result_is_computed_once_for_equal_values_and_again_for_any_other():
+    """Equal values (fresh tensors, a rebuilt module with the same weights) reuse the result;
+    any difference (one element, the dtype, 1 against True, the module's weights or mode)
+    computes it again; an error is not kept; each caller may write into its own copy."""
+    import pytest
+    import torch
+
+    from autograder.checks.compare import reference_result
+    from reference.attention import AdditiveAttention
+
+    calls = []
+
+    def result(module, x, flag):
+        def compute():
+            calls.append(1)
+            with torch.no_grad():
+                return [module.W_q(x.float()), {"sum": x.sum()}]
+        return reference_result("a test's result", compute, module, x, flag)
+
+    def module(seed=0, train=False):
+        torch.manual_seed(seed)
+        made = AdditiveAttention(num_hiddens=3, dropout=0.1)
+        made(torch.zeros(1, 1, 2), torch.zeros(1, 2, 2), torch.zeros(1, 2, 2), None)  # lazy layers take shapes
+        return made.train(train)
+    x = torch.tensor([[1.0, 2.0]])
+    first = result(module(), x, 1)
+    first[0].fill_(0.0)  # the caller's copy
+    again = result(module(), x.clone(), 1)
+    assert len(calls) == 1 and not torch.equal(again[0], first[0])
+    for other in [(module(), torch.tensor([[1.0, 2.5]]), 1), (module(), x.double(), 1), (module(), x, True),
+                  (module(seed=1), x, 1), (module(train=True), x, 1)]:
+        result(*other)
+    assert len(calls) == 6
+
+    def failing():
+        calls.append(1)
+        raise ValueError("no")
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            reference_result("a failing result", failing, x)
+    assert len(calls) == 8
