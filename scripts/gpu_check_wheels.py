@@ -48,8 +48,8 @@ CARRIED = {  # distribution -> why it travels
     # jsonschema's format checkers: imported when present, as they are here
     "arrow": "jsonschema formats", "fqdn": "jsonschema formats", "isoduration": "jsonschema formats",
     "jsonpointer": "jsonschema formats", "rfc3339-validator": "jsonschema formats",
-    "rfc3986-validator": "jsonschema formats", "rfc3987-syntax": "jsonschema formats",
-    "lark": "rfc3987-syntax", "uri-template": "jsonschema formats", "webcolors": "jsonschema formats",
+    "rfc3986-validator": "jsonschema formats", "uri-template": "jsonschema formats",
+    "webcolors": "jsonschema formats",  # (not rfc3987-syntax: autograder/__init__.py refuses it)
     # `from nbgrader.utils import compute_checksum` (assemble.py) imports nbgrader's server
     # extensions, hence Jupyter's server stack
     "nbgrader": "assemble.py's checksum", "jupyter_server": "nbgrader", "jupyter_client": "nbgrader",
@@ -99,7 +99,8 @@ def imported_distributions(modules=RUNTIME_MODULES) -> set[str]:
         importlib.import_module(module)
     owners = importlib.metadata.packages_distributions()
     top = {name.split(".")[0] for name, module in list(sys.modules.items())
-           if "/_vendor/" not in _location(module)}  # vendored: it travels inside its wheel
+           if module is not None  # an import refused on purpose (autograder/__init__.py)
+           and "/_vendor/" not in _location(module)}  # vendored: it travels inside its wheel
     return {dist for name in top for dist in owners.get(name, ())}
 
 
