@@ -8,6 +8,7 @@ from torch.func import functional_call
 from torch.utils._pytree import tree_map
 
 from ..results import Heatmap, Text, text
+from ..sandbox.protocol import data_bytes
 from .core import Kept, fail
 
 
@@ -149,7 +150,7 @@ def fingerprint(value):
     containers item by item; plain values with their type (so that 1 is not True)."""
     if isinstance(value, Tensor):
         t = value.detach()
-        data = b"" if t.device.type == "meta" else t.cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        data = b"" if t.device.type == "meta" else data_bytes(t.cpu().contiguous())
         return "tensor", t.dtype, tuple(t.shape), t.device.type, data
     if isinstance(value, torch.nn.Module):
         return ("module", type(value), repr(value), value.training,

@@ -166,13 +166,6 @@ def _name_gru_state(student, task: DecoderTask, case: Case, enc_outputs) -> None
 
 def expected_logits(task: DecoderTask, reference, case: Case, enc_outputs, cls=None) -> Tensor:
     """Reference logits in float64 (or with a mistake, when ``cls`` is given)."""
-    if cls is None:
-        return reference_result("decoder logits", lambda: _logits64(reference, case, enc_outputs),
-                                reference, case.tensors, enc_outputs)
-    return _logits64(reference, case, enc_outputs, cls)
-
-
-def _logits64(reference, case: Case, enc_outputs, cls=None) -> Tensor:
     with torch.no_grad():
         state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
         if cls is None:
@@ -194,14 +187,14 @@ def _matches(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             enc_outputs, reference, module, got, _ = setup_decoded(student, task, case, ctx.device)
-            expected = expected_logits(task, reference, case, enc_outputs)
-
-            def own_tolerance():
+            def logits_and_tolerance():
+                expected = expected_logits(task, reference, case, enc_outputs)
                 with torch.no_grad():
                     own = reference(case.tensors["tgt"], reference.init_state(
                         map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
-                return tolerance(own, expected)
-            tol = reference_result("decoder tolerance", own_tolerance, reference, case.tensors, enc_outputs)
+                return expected, tolerance(own, expected)
+            expected, tol = reference_result("decoder logits", logits_and_tolerance, reference, case.tensors,
+                                             enc_outputs)
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code, "(B, S, V)")
             except CheckFailed as failed:

@@ -96,10 +96,15 @@ def _encode_tensor(value: torch.Tensor, buffers: list[bytes]) -> dict:
             "device": device_type}
     if device_type != "meta":
         tree["__tensor__"] = len(buffers)
-        # numpy has no bfloat16: its bytes go as uint8, which every dtype could (3x slower)
-        raw = plain.reshape(-1).view(torch.uint8) if plain.dtype == torch.bfloat16 else plain
-        buffers.append(raw.numpy().tobytes())
+        buffers.append(data_bytes(plain))
     return tree
+
+
+def data_bytes(plain: torch.Tensor) -> bytes:
+    """The bytes of a contiguous CPU tensor, in order."""
+    # numpy has no bfloat16: its bytes go as uint8, which every dtype could (3x slower)
+    raw = plain.reshape(-1).view(torch.uint8) if plain.dtype == torch.bfloat16 else plain
+    return raw.numpy().tobytes()
 
 
 def decode(tree, buffers: list[bytes]):
