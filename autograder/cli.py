@@ -1,12 +1,12 @@
 """The command line (SPEC §3): thin verbs over library calls.
 
     autograder grade PATH... --assignment NAME --output DIR
+    autograder show STUDENT_ID --output DIR
     autograder release
 
 Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
 128 + the signal's number when stopped by SIGINT or SIGTERM (finished results are kept).
 """
-import contextlib
 import gc
 import sys
 import time
@@ -14,14 +14,12 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.markup import escape
 
+from .console import err, out, progress, summary
 from .runmarker import carry as carry_run_marker
 
 app = typer.Typer(add_completion=False, help="Autograder for the D2L attention unit.")
-console = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 @app.callback()
@@ -52,17 +50,33 @@ def grade(
         run = prepare(options)
     except ConfigError as error:
         for line in str(error).splitlines():
-            console.print(f"[red]error:[/red] {line}")
+            err.print(f"[red]error:[/red] {escape(line)}")
         raise typer.Exit(2) from None
     started = time.monotonic()
     try:
-        with _progress(len(run.submissions)) as on_done:
-            status = run.execute(on_done)
+        with progress(len(run.to_grade)) as (on_done, on_progress):
+            status = run.execute(on_done, on_progress)
     except Exception as error:  # noqa: BLE001 - the grader's own failure, said once, here
-        console.print(f"[red]grader failure:[/red] {type(error).__name__}: {error}")
+        err.print(f"[red]grader failure:[/red] {escape(f'{type(error).__name__}: {error}')}")
         raise typer.Exit(1) from None
-    _summary(run, time.monotonic() - started)
+    summary(run, time.monotonic() - started)
     raise typer.Exit(status)
+
+
+@app.command()
+def show(
+    student_id: Annotated[str, typer.Argument(help="the student's id, as in grades.csv")],
+    output: Annotated[Path, typer.Option(help="the folder `autograder grade --output` wrote")],
+) -> None:
+    """One student's result: the score per task and per check, errors, where the feedback is."""
+    from .config import ConfigError
+    from .show import show_result
+    try:
+        show_result(student_id, output, out)
+    except ConfigError as error:
+        for line in str(error).splitlines():
+            err.print(f"[red]error:[/red] {line}")
+        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -75,84 +89,9 @@ def release(
     try:
         written = releasing.release(into=into)
     except releasing.ReleaseError as error:
-        console.print(f"[red]release failed:[/red] {error}")
+        err.print(f"[red]release failed:[/red] {escape(str(error))}")
         raise typer.Exit(1) from None
-    console.print(f"released {len(written)} files")
-
-
-@contextlib.contextmanager
-def _progress(total: int):
-    """A rich progress bar with ETA on a terminal; plain lines otherwise (CI, logs)."""
-    if console.is_terminal:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), console=console) as bar:
-            task = bar.add_task("grading", total=total)
-            yield lambda result, cached: bar.update(task, advance=1, description=result.student_id)
-        return
-    done, started = [0], time.monotonic()
-
-    def on_done(result, cached: bool) -> None:
-        done[0] += 1
-        eta = (time.monotonic() - started) / done[0] * (total - done[0])
-        note = " (unchanged, reused)" if cached else ""
-        console.print(f"[{done[0]}/{total}] {result.student_id}: autograded "
-                      f"{result.autograded_score:g}/{result.autograded_max:g}{note}  eta {eta:.0f} s")
-        sys.stderr.flush()
-    yield on_done
-
-
-def _summary(run, seconds: float) -> None:
-    _task_table(run, seconds)
-    _scores_and_problems(run)
-    _where_things_are(run)
-
-
-def _task_table(run, seconds: float) -> None:
-    """Full marks per task, over the submissions graded (written answers: by the TA)."""
-    results = list(run.results.values())
-    table = Table(title=f"{len(results)} of {len(run.submissions)} submissions graded in {seconds:.1f} s "
-                        f"({len(run.reused)} reused)")
-    table.add_column("task")
-    table.add_column("full marks", justify="right")
-    for task_id in run.batch.settings.spec.tasks:
-        if run.batch.settings.spec.is_manual(task_id):
-            table.add_row(task_id, "graded by the TA")
-            continue
-        tasks = [t for r in results if (t := r.task(task_id)) is not None]
-        full = sum(t.score is not None and t.score >= t.max_score for t in tasks)
-        table.add_row(task_id, f"{full}/{len(tasks)}")
-    console.print(table)
-
-
-def _scores_and_problems(run) -> None:
-    from .run import signal_name
-    results = list(run.results.values())
-    if results:
-        first = results[0]
-        mean = sum(r.autograded_score for r in results) / len(results)
-        console.print(f"mean autograded score {mean:.2f} / {first.autograded_max:g}; manual points pending "
-                      f"{first.manual_max:g} per student (written answers, graded by the TA)")
-    with_errors = sorted(sid for sid, r in run.results.items() if r.errors)
-    if with_errors:
-        console.print(f"students with errors ({len(with_errors)}): {', '.join(with_errors)} "
-                      f"(see their feedback in {run.folder.path / 'feedback'})")
-    for note in run.folder.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
-    if run.failed:
-        console.print(f"[red]the grader failed on[/red] {', '.join(sorted(run.failed))}: "
-                      f"run the same command again to grade them")
-    if run.stopped_by is not None:
-        console.print(f"[yellow]stopped by {signal_name(128 + run.stopped_by)}:[/yellow] "
-                      f"{len(results)} of {len(run.submissions)} graded and kept in {run.folder.path}; "
-                      f"run the same command again to grade the other {len(run.missing)}")
-
-
-def _where_things_are(run) -> None:
-    console.print(f"results: {run.folder.path} (grades.csv, <student>.json, feedback/)")
-    if run.report is not None:
-        console.print(f"class report: {run.report}")
-    if run.nbgrader is not None:
-        console.print(f"nbgrader course: {run.nbgrader.root} (gradebook and autograded/ updated)")
+    out.print(f"released {len(written)} files")
 
 
 def main() -> None:

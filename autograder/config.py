@@ -107,12 +107,14 @@ def load_config(path: Path | None = None, course: Course = COURSE) -> GraderConf
     return parse_config(read_config(path or course.config_path), path or course.config_path, course)
 
 
-def read_config(path: Path) -> bytes:
-    """The file's bytes (what the result cache keys on), or a ``ConfigError`` saying why not."""
+def read_config(path: Path, given: bool = False) -> bytes:
+    """The file's bytes (what the result cache keys on), or a ``ConfigError`` saying why not;
+    ``given``: the path came from ``--config``."""
     try:
         return path.read_bytes()
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read ({error.strerror}); pass --config PATH") from None
+        fix = "check the path given to --config" if given else "pass --config PATH to use another grader.yml"
+        raise ConfigError(f"{'--config ' if given else ''}{path}: cannot read ({error.strerror}); {fix}") from None
 
 
 def parse_config(data: bytes, path: Path, course: Course = COURSE) -> GraderConfig:

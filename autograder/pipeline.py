@@ -13,6 +13,7 @@ import os
 import resource
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,16 +48,14 @@ class Batch:
     course: Course = COURSE
     force: bool = False
     source: object = field(init=False, repr=False)
-    others: dict[str, set[str]] = field(init=False, repr=False)   # other assignments' grade ids
+    others: dict[str, set[str]] = field(init=False, repr=False)   # other assignments' task cells' grade ids
     fingerprint_base: str = field(init=False)
 
     def __post_init__(self):
         name, spec = self.settings.assignment, self.settings.spec
         source_path = self.course.source_notebook(name, spec.notebook)
         self.source = nbformat.read(source_path, as_version=4)
-        self.others = {other: {gid for c in nbformat.read(self.course.source_notebook(other, s.notebook),
-                                                           as_version=4).cells if (gid := grade_id(c))}
-                       for other, s in self.config.assignments.items() if other != name}
+        self.others = {other: _task_cells(s) for other, s in self.config.assignments.items() if other != name}
         fixed = [source_path.read_bytes(), self.config_bytes, str(self.settings.seed).encode(),
                  grader_version(self.course).encode(), self.settings.device.encode()]
         self.fingerprint_base = hashlib.sha256(b"\0".join(fixed)).hexdigest()
@@ -76,7 +75,7 @@ class Batch:
 def read_submission(submission: Submission, limit_bytes: int) -> tuple[bytes | None, Issue | None]:
     """The notebook's bytes, read without following a link, or why not."""
     if submission.problem is not None:
-        return None, Issue(code="not_regular_file", text=submission.problem)
+        return None, submission.problem
     try:
         fd = os.open(submission.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -100,14 +99,21 @@ def empty_result(batch: Batch, submission: Submission, fingerprint: str = "") ->
                         manual=spec.is_manual(t)) for t in spec.tasks]
     return SubmissionResult(student_id=submission.student_id, assignment=batch.settings.assignment,
                             score=0.0, max_score=sum(t.max_score for t in tasks), tasks=tasks,
-                            seed=batch.settings.seed, fingerprint=fingerprint, language=batch.language)
+                            seed=batch.settings.seed, fingerprint=fingerprint, language=batch.language,
+                            notebook=submission.shown or submission.path.name)
 
 
-def grade_submission(sandbox, batch: Batch, submission: Submission) -> SubmissionResult:
-    """Grade one submission; whatever the student's notebook holds, a result comes back."""
+def grade_submission(sandbox, batch: Batch, submission: Submission,
+                     progress: Callable[[str], None] | None = None) -> SubmissionResult:
+    """Grade one submission; whatever the student's notebook holds, a result comes back.
+    ``progress(phase)`` hears each phase as it starts: "read", "cells", then each task id."""
+    progress = progress or _quiet
+    progress("read")
     started = time.monotonic()
     data, problem = read_submission(submission, batch.config.max_notebook_mb << 20)
     result = empty_result(batch, submission, batch.fingerprint(data))
+    if submission.notice is not None:
+        result.warnings.append(Issue(code="other_notebook", text=submission.notice))
     if problem is not None:
         result.errors.append(problem)
         return result
@@ -123,7 +129,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission) -> Submissio
     result.errors += plan.errors
     result.timing["read"] = round(time.monotonic() - started, 4)
     if notebook is not None and plan.cells:
-        _run(sandbox, batch, plan, result, started)
+        _run(sandbox, batch, plan, result, started, progress)
     result.score = round(sum(t.score or 0.0 for t in result.tasks), 6)
     _cap_issues(result)
     result.timing["total"] = round(time.monotonic() - started, 4)
@@ -131,23 +137,34 @@ def grade_submission(sandbox, batch: Batch, submission: Submission) -> Submissio
     return result
 
 
+def _task_cells(spec) -> set[str]:
+    """The grade ids that only this assignment's notebook has: its tasks' solution and test
+    cells (set-up cells such as ``imports`` are alike in every notebook of the course)."""
+    return {*spec.tasks, *(f"{task}_tests" for task in spec.tasks)}
+
+
 def _other_assignment(batch: Batch, notebook) -> str | None:
-    """The other assignment whose grade ids this notebook carries, when it has none of ours."""
-    ours = {gid for c in batch.source.cells if (gid := grade_id(c))}
+    """The other assignment whose task cells this notebook carries, when it has none of ours."""
     found = {gid for c in notebook.cells if (gid := grade_id(c))}
-    if found & ours:
+    if found & _task_cells(batch.settings.spec):
         return None
     return next((other for other, gids in batch.others.items() if found & gids), None)
 
 
-def _run(sandbox, batch: Batch, plan: CellPlan, result: SubmissionResult, started: float) -> None:
+def _quiet(phase: str) -> None:
+    """No one listens to the phases."""
+
+
+def _run(sandbox, batch: Batch, plan: CellPlan, result: SubmissionResult, started: float,
+         progress: Callable[[str], None]) -> None:
     limits = batch.config.sandbox
     session = Session(sandbox, batch.settings, plan.cells,
                       deadline=started + limits.submission_timeout_s, output_limit=limits.max_printed_kb * 1024)
     try:
+        progress("cells")
         session.start()
         result.timing["cells"] = round(time.monotonic() - started, 4)
-        graded = session.grade(batch.settings.autograded)
+        graded = session.grade(batch.settings.autograded, progress)
         result.tasks = [graded.get(task.id, task) for task in result.tasks]
     except WorkerLost as lost:  # even the cells could not run to the end
         code = "too_many_crashes" if lost.why == "too_many_crashes" else "worker_lost"

@@ -45,41 +45,40 @@ def failed_result(batch: Batch, submission: Submission, detail: str) -> Submissi
     return result
 
 
+Progress = Callable[[int, str, str], None]  # (slot, student id, phase): what each slot is doing now
+
+
 def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
-              on_result: Callable[[Submission, SubmissionResult], None]) -> None:
-    """Grade every submission with ``jobs`` processes; ``on_result`` runs here, in this
-    process, as each finishes. Raises ``Stopped`` on SIGINT/SIGTERM, after ending them."""
+              on_result: Callable[[Submission, SubmissionResult], None], on_progress: Progress | None = None) -> None:
+    """Grade every submission with ``jobs`` processes; ``on_result`` (and ``on_progress``, as
+    each slot moves from phase to phase) runs here, in this process. Raises ``Stopped`` on
+    SIGINT/SIGTERM, after ending them."""
     attempts: Counter = Counter()
     pending = list(submissions)
     with StopSignals() as stop:
         while pending:
             if stop.signum is not None:  # noted while the last pool's results were written
                 raise Stopped(stop.signum)
-            pending = _one_pool(batch, pending, jobs, attempts, on_result, stop)
+            pending = _one_pool(batch, pending, jobs, attempts, on_result, stop, on_progress)
 
 
-def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals") -> list[Submission]:
+def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals",
+              on_progress: Progress | None) -> list[Submission]:
     """Run ``pending`` in one pool until it is done or breaks; returns what must run again."""
     context = multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
     retry: list[Submission] = []
+    events = context.SimpleQueue() if on_progress is not None else None
     pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
-                               initializer=_start_slot, initargs=(batch, context.Value("i", 0), os.getpid()))
+                               initializer=_start_slot,
+                               initargs=(batch, context.Value("i", 0), os.getpid(), events))
     try:
         futures = {pool.submit(_grade_in_slot, s): s for s in pending}
         while futures:
             done, _ = wait(futures, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            while events is not None and not events.empty():
+                on_progress(*events.get())
             for future in done:
-                submission = futures.pop(future)
-                try:
-                    on_result(submission, future.result())
-                except BrokenProcessPool:
-                    if stop.signum is not None:  # killed by the same signal (a process group's)
-                        continue
-                    attempts[submission] += 1
-                    if attempts[submission] < ATTEMPTS:
-                        retry.append(submission)
-                    else:
-                        on_result(submission, failed_result(batch, submission, "its grading process died"))
+                _deliver(batch, futures.pop(future), future, attempts, on_result, stop, retry)
             if stop.signum is not None:
                 raise Stopped(stop.signum)
     except BaseException:
@@ -87,6 +86,22 @@ def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals") ->
         raise
     pool.shutdown(wait=True)
     return retry
+
+
+def _deliver(batch, submission: Submission, future, attempts: Counter, on_result, stop: "StopSignals",
+             retry: list[Submission]) -> None:
+    """A finished future's result to ``on_result``; a submission whose grading process died is
+    graded again (into ``retry``), at most ``ATTEMPTS`` times."""
+    try:
+        on_result(submission, future.result())
+    except BrokenProcessPool:
+        if stop.signum is not None:  # killed by the same signal (a process group's)
+            return
+        attempts[submission.student_id] += 1
+        if attempts[submission.student_id] < ATTEMPTS:
+            retry.append(submission)
+        else:
+            on_result(submission, failed_result(batch, submission, "its grading process died"))
 
 
 def _end(pool: ProcessPoolExecutor) -> None:
@@ -122,7 +137,7 @@ class StopSignals:
 _SLOT: dict = {}  # in each grading process: its batch and its sandbox
 
 
-def _start_slot(batch: Batch, counter, parent: int) -> None:
+def _start_slot(batch: Batch, counter, parent: int, events) -> None:
     """Runs once in each grading process: dies with the grader, ignores the terminal's
     Ctrl-C (the grader stops it), one torch thread, one sandbox slot of its own number, on
     one CPU (``_pin``).
@@ -138,7 +153,7 @@ def _start_slot(batch: Batch, counter, parent: int) -> None:
     with counter.get_lock():
         slot, counter.value = counter.value, counter.value + 1
     _pin(slot)
-    _SLOT["batch"] = batch
+    _SLOT["batch"], _SLOT["slot"], _SLOT["events"] = batch, slot, events
     if batch.settings.device == "cuda":  # before the sandbox: CUDA's lazily made /dev nodes exist then
         import torch
         torch.cuda.init()
@@ -157,8 +172,11 @@ def _pin(slot: int) -> None:
 
 
 def _grade_in_slot(submission: Submission) -> SubmissionResult:
-    batch = _SLOT["batch"]
+    batch, events = _SLOT["batch"], _SLOT["events"]
+
+    def progress(phase: str) -> None:
+        events.put((_SLOT["slot"], submission.student_id, phase))
     try:
-        return grade_submission(_SLOT["sandbox"], batch, submission)
+        return grade_submission(_SLOT["sandbox"], batch, submission, progress if events is not None else None)
     except Exception as error:  # our own failure: that student's error, the batch goes on
         return failed_result(batch, submission, f"{type(error).__name__}: {error}")

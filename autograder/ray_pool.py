@@ -133,7 +133,6 @@ class Slot:
             raise RuntimeError(f"node {self.host} has other grading code ({mine}, the driver {digest}): "
                                f"install the same autograder checkout on every node and run `make release`")
         self.batch = batch
-        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-ray-"))
         gpu = _ray_gpu() if batch.settings.device == "cuda" else 0
         self.sandbox = Sandbox(gpu, COURSE.helper_package(batch.settings.assignment),
                                batch.config.sandbox.limits(), batch.settings.device)
@@ -142,17 +141,18 @@ class Slot:
     def ready(self) -> str:
         return self.host
 
-    def grade(self, student_id: str, name: str, data: bytes) -> SubmissionResult:
-        """Grade the notebook ``data`` (the driver read it) as ``name``, its file name."""
-        path = self.scratch / (Path(name).name if Path(name).name not in ("", ".", "..") else "submission.ipynb")
-        path.write_bytes(data)
-        submission = Submission(student_id, path)
-        try:
-            return grade_submission(self.sandbox, self.batch, submission)
-        except Exception as error:  # our own failure: that student's error, the batch goes on
-            return failed_result(self.batch, submission, f"{type(error).__name__}: {error}")
-        finally:
-            path.unlink(missing_ok=True)
+    def grade(self, found: Submission, data: bytes) -> SubmissionResult:
+        """Grade the notebook ``data`` (the driver read it) as the driver ``found`` it; the
+        bytes lie in a folder of this call's own while it runs."""
+        name = Path(found.path.name).name
+        with tempfile.TemporaryDirectory(prefix="autograder-ray-") as scratch:
+            path = Path(scratch) / (name if name not in ("", ".", "..") else "submission.ipynb")
+            path.write_bytes(data)
+            submission = replace(found, path=path)
+            try:
+                return grade_submission(self.sandbox, self.batch, submission)
+            except Exception as error:  # our own failure: that student's error, the batch goes on
+                return failed_result(self.batch, submission, f"{type(error).__name__}: {error}")
 
 
 def _ray_gpu() -> int:
@@ -169,12 +169,13 @@ def _slot_class(batch: Batch):
 
 
 def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
-              on_result: Callable[[Submission, SubmissionResult], None]) -> None:
+              on_result: Callable[[Submission, SubmissionResult], None], on_progress=None) -> None:
     """Grade every submission on ``jobs`` slots of the cluster; ``on_result`` runs here,
-    as each finishes. Raises ``Stopped`` on SIGINT/SIGTERM, after ending the slots."""
+    as each finishes, and ``on_progress`` as each is sent to a slot (a node's phases are not
+    reported back). Raises ``Stopped`` on SIGINT/SIGTERM, after ending the slots."""
     _connect(None)
     with StopSignals() as stop:
-        cluster = _Cluster(batch, jobs, stop)
+        cluster = _Cluster(batch, jobs, stop, on_progress)
         try:
             cluster.run(deque(submissions), on_result)
         finally:
@@ -184,9 +185,10 @@ def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
 class _Cluster:
     """The driver's side: slots starting, idle and busy; the queue; attempts per submission."""
 
-    def __init__(self, batch: Batch, jobs: int, stop: StopSignals):
+    def __init__(self, batch: Batch, jobs: int, stop: StopSignals, on_progress=None):
         import ray
-        self.ray, self.batch, self.stop = ray, batch, stop
+        self.ray, self.batch, self.stop, self.on_progress = ray, batch, stop, on_progress
+        self.numbers: dict = {}    # actor -> its slot's number, for the progress display
         self.actor = _slot_class(batch)
         self.digest = code_digest(batch.course, batch.settings.assignment)
         self.starting: dict = {}   # ready() ref -> actor
@@ -233,8 +235,10 @@ class _Cluster:
             on_result(submission, grade_submission(None, self.batch, submission))
             return
         actor = self.idle.pop()
-        ref = actor.grade.remote(submission.student_id, submission.path.name, data)
+        ref = actor.grade.remote(submission, data)
         self.busy[ref] = (actor, submission)
+        if self.on_progress is not None:
+            self.on_progress(self.numbers.setdefault(actor, len(self.numbers)), submission.student_id, "cluster")
 
     def _started(self, ref) -> None:
         actor = self.starting.pop(ref)
@@ -259,8 +263,8 @@ class _Cluster:
 
     def _lost(self, actor, submission: Submission, error, queue: deque, on_result) -> None:
         self.ray.kill(actor, no_restart=True)
-        self.attempts[submission] += 1
-        again = self.attempts[submission] < ATTEMPTS
+        self.attempts[submission.student_id] += 1
+        again = self.attempts[submission.student_id] < ATTEMPTS
         print(f"ray: a grading slot was lost while grading {submission.student_id} "
               f"({_gist(error)[:200]}); {'grading it again' if again else 'giving up on it'}",
               file=sys.stderr, flush=True)

@@ -80,6 +80,7 @@ class SubmissionResult(BaseModel):
     assignment: str
     score: float
     max_score: float
+    notebook: str | None = None             # the file graded, as found under the PATH given
     tasks: list[TaskResult] = Field(default_factory=list)
     warnings: list[Issue] = Field(default_factory=list)
     errors: list[Issue] = Field(default_factory=list)

@@ -18,12 +18,12 @@ from .gradebook import NbgraderCourse, RecordError
 from .grading import RunSettings
 from .pages import write_class_report
 from .pipeline import Batch, read_submission
-from .pool import Stopped, grade_all
-from .results import SubmissionResult
+from .pool import Progress, Stopped, grade_all
+from .results import Issue, SubmissionResult, text
 from .runmarker import RUN_MARKER
 from .sandbox import set_up_torch
 from .store import OutputFolder
-from .submissions import Submission, find_submissions
+from .submissions import Submission, find_submissions, select
 
 
 @dataclass
@@ -45,53 +45,101 @@ class Options:
 class GradeRun:
     batch: Batch
     folder: OutputFolder
-    submissions: list[Submission]
+    submissions: list[Submission]         # every submission found under the PATHs
     jobs: int
     nbgrader: NbgraderCourse | None = None
+    selected: set[str] | None = None      # --student: only these are graded; the others' results are kept
+    not_graded: list[tuple[str, str]] = field(default_factory=list)   # notebooks found and not graded, why
     results: dict[str, SubmissionResult] = field(default_factory=dict)
     reused: set[str] = field(default_factory=set)
+    kept: set[str] = field(default_factory=set)   # not selected: their stored results, as they are
     stopped_by: int | None = None
     report: Path | None = None
+    report_failed: bool = False
     executor: str = "local"
 
-    def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None) -> int:
-        pending = []
-        for submission in self.submissions:
-            cached = self._cached(submission)
-            if cached is None:
-                pending.append(submission)
-            else:
-                self.results[submission.student_id] = cached
-                self.reused.add(submission.student_id)
-                if self.nbgrader is not None and not self.nbgrader.recorded(submission.path):
-                    self._record(submission, cached)  # e.g. autograded/ was deleted since
-                on_done(cached, True)
+    def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None,
+                on_progress: Progress | None = None) -> int:
+        pending = self._pending(on_done)
 
         def deliver(submission: Submission, result: SubmissionResult) -> None:
-            result = self.folder.save(result)
-            self._record(submission, result)
+            result = self._keep(submission, result)
             self.results[submission.student_id] = result
             on_done(result, False)
         try:
             if pending:
-                self._grade_all()(self.batch, pending, self.jobs, deliver)
+                self._grade_all()(self.batch, pending, self.jobs, deliver, on_progress)
         except Stopped as stop:
             self.stopped_by = stop.signum
-        self.folder.write_grades(list(self.results.values()), list(self.batch.settings.spec.tasks))
-        self.report = write_class_report(list(self.results.values()), self.folder.path, self.folder.language,
-                                         self.batch.settings.task_checks)[0]
+        self._write_class_files()
         if self.stopped_by is not None:
             return 128 + self.stopped_by
-        return 1 if self.failed else 0
+        return 1 if self.failed or self.report_failed else 0
 
-    def _record(self, submission: Submission, result: SubmissionResult) -> None:
-        """Into the nbgrader course's gradebook and autograded/, when grading one."""
+    def _pending(self, on_done) -> list[Submission]:
+        """The submissions to grade; the others' results (unchanged, or not selected) are taken
+        as stored."""
+        pending = []
+        for submission in self.submissions:
+            if self.selected is not None and submission.student_id not in self.selected:
+                stored = self.folder.load(submission.student_id)
+                if stored is not None:
+                    self.results[submission.student_id] = stored
+                    self.kept.add(submission.student_id)
+                continue
+            cached = self._cached(submission)
+            if cached is None:
+                pending.append(submission)
+                continue
+            self.results[submission.student_id] = cached
+            self.reused.add(submission.student_id)
+            if self.nbgrader is not None and not self.nbgrader.recorded(submission.path):
+                self._record(submission, cached)  # e.g. autograded/ was deleted since
+            on_done(cached, True)
+        return pending
+
+    def _keep(self, submission: Submission, result: SubmissionResult) -> SubmissionResult:
+        """Write one result (JSON, pages, timing; the gradebook row): whatever fails here fails
+        only this student, whose result then says what could not be written."""
+        try:
+            saved = self.folder.save(result)
+        except Exception as error:  # noqa: BLE001 - a page drawn from the student's values, say
+            result.errors.append(Issue(code="output_failed", text=text(
+                "issue.output_failed", detail=f"{type(error).__name__}: {error}"[:300])))
+            try:
+                saved = self.folder.save(result, pages=False)
+            except OSError as again:
+                self.folder.notes.append(f"{submission.shown}: its result could not be written ({again})")
+                return result
+        if self._record(submission, saved):
+            return saved
+        saved.errors.append(Issue(code="gradebook_failed", text=text("issue.gradebook_failed")))
+        return self.folder.save(saved, pages=False)
+
+    def _write_class_files(self) -> None:
+        results = list(self.results.values())
+        self.folder.write_grades(results, list(self.batch.settings.spec.tasks))
+        try:
+            self.report = write_class_report(results, self.folder.path, self.folder.language,
+                                             self.batch.settings.task_checks)[0]
+        except Exception as error:  # noqa: BLE001 - grades.csv and every result are written already
+            self.report_failed = True
+            self.folder.notes.append(f"the class report could not be written: {type(error).__name__}: {error}")
+
+    def _record(self, submission: Submission, result: SubmissionResult) -> bool:
+        """Into the nbgrader course's gradebook and autograded/, when grading one; False when
+        nbgrader could not record it (the TA's note says why)."""
         if self.nbgrader is None or submission.problem is not None:
-            return
+            return True
         try:
             self.nbgrader.record(result, submission.path)
         except RecordError as error:
             self.folder.notes.append(f"nbgrader: {error}")
+            return False
+        except Exception as error:  # noqa: BLE001 - nbgrader's own failure on this student's files
+            self.folder.notes.append(f"nbgrader: {submission.shown}: {type(error).__name__}: {error}")
+            return False
+        return True
 
     def _grade_all(self):
         if self.executor == "ray":
@@ -105,8 +153,13 @@ class GradeRun:
         return [sid for sid, r in self.results.items() if any(e.code == "grader_failed" for e in r.errors)]
 
     @property
+    def to_grade(self) -> list[Submission]:
+        """The submissions this run grades (all of them, or the ``--student`` ones)."""
+        return [s for s in self.submissions if self.selected is None or s.student_id in self.selected]
+
+    @property
     def missing(self) -> list[str]:
-        return [s.student_id for s in self.submissions if s.student_id not in self.results]
+        return [s.student_id for s in self.to_grade if s.student_id not in self.results]
 
     def _cached(self, submission: Submission) -> SubmissionResult | None:
         if self.batch.force:
@@ -123,7 +176,7 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     set_up_torch()
     os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)
     config_path = options.config or course.config_path
-    config_bytes = read_config(config_path)
+    config_bytes = read_config(config_path, given=options.config is not None)
     config = parse_config(config_bytes, config_path, course)
     _check_executor(options)
     if options.executor == "ray":  # the cluster's devices and CPUs, not this machine's
@@ -132,11 +185,13 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     else:
         settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
         jobs = _jobs(options.jobs, settings.device)
-    submissions = find_submissions(options.paths, options.assignment, settings.spec.notebook,
-                                   options.students)
-    if not submissions:
+    found = find_submissions(options.paths, options.assignment, settings.spec.notebook)
+    if not found.submissions:
+        skipped = "".join(f"\n  not graded: {shown} ({why})" for shown, why in found.not_graded)
         raise ConfigError(f"no submissions of {options.assignment} found under "
-                          f"{', '.join(map(str, options.paths))}")
+                          f"{', '.join(map(str, options.paths))}{skipped}")
+    selected = {s.student_id for s in select(found.submissions, options.students, options.paths)} \
+        if options.students else None
     if options.executor == "local":  # on a cluster, each node's slots check their own
         _check_sandbox()
     nbgrader = NbgraderCourse.detect(options.paths)
@@ -146,7 +201,8 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
     batch = Batch(settings, config, config_bytes, course, options.force)
-    return GradeRun(batch, folder, submissions, jobs, nbgrader, executor=options.executor)
+    return GradeRun(batch, folder, found.submissions, jobs, nbgrader, selected, found.not_graded,
+                    executor=options.executor)
 
 
 def _check_executor(options: Options) -> None:

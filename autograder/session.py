@@ -6,6 +6,7 @@ skipped and the cells are run again, without it, in a fresh worker: a loop with 
 One deadline bounds the whole submission, across every worker it needed.
 """
 import time
+from collections.abc import Callable
 
 from .checks.core import lost_reason
 from .grading import RunSettings, grade_task
@@ -67,10 +68,12 @@ class Session:
                     "issue.cell_error", cell=label, type=str(error.get("type")), message=str(error.get("message")))))
         return None
 
-    def grade(self, task_ids: list[str]) -> dict[str, TaskResult]:
-        """Each task's result; a task whose checks lost the worker goes on in a fresh one."""
+    def grade(self, task_ids: list[str], progress: Callable[[str], None]) -> dict[str, TaskResult]:
+        """Each task's result (``progress`` hears each task as it starts); a task whose checks
+        lost the worker goes on in a fresh one."""
         results = {}
         for task_id in task_ids:
+            progress(task_id)
             grade = grade_task(self.student, self.settings, task_id)
             results[task_id] = grade.result
             self.warnings += grade.warnings

@@ -7,13 +7,12 @@ of the result so that a result is byte-identical however often it is graded).
 
 Every string written passes ``clean_text``, one rule for text that is not valid UTF-8:
 each undecodable byte becomes ``\\xNN`` (so a cp1251 file name unpacked on Linux keeps a
-readable, stable id). File names are ids that fit the file system (``file_stem``); the
-full id stays inside the JSON and in grades.csv. No text cell of grades.csv starts a
+readable, stable text). File names come from ``ids.file_stem``, one-to-one; the full id
+stays inside the JSON and in grades.csv. No text cell of grades.csv starts a
 spreadsheet formula.
 """
 import contextlib
 import csv
-import hashlib
 import io
 import json
 import os
@@ -23,11 +22,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .config import ConfigError
+from .ids import file_stem
 from .pages import write_student_page
 from .report import check_message, feedback_markdown, issue_message
 from .results import SubmissionResult
 
-MAX_NAME_BYTES = 160         # leaves room for ".<name>.<random>.tmp" within 255 bytes
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 MARKER = ".autograder-assignment"
 
@@ -51,19 +50,6 @@ def clean(value):
     if isinstance(value, dict):
         return {clean_text(str(key)): clean(item) for key, item in value.items()}
     return value
-
-
-def file_stem(student_id: str) -> str:
-    """A file name for ``student_id``: the id itself when it is a safe name that fits,
-    else a readable prefix and a digest of the whole id."""
-    name = clean_text(student_id).replace("/", "_").replace("\0", "_")
-    if name.startswith("."):
-        name = "_" + name
-    if name and len(name.encode("utf-8")) <= MAX_NAME_BYTES:
-        return name
-    digest = hashlib.sha256(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    prefix = name.encode("utf-8")[:MAX_NAME_BYTES - 17].decode("utf-8", "ignore")
-    return f"{prefix}~{digest}"
 
 
 def spreadsheet_safe(value: str) -> str:
@@ -124,12 +110,21 @@ class OutputFolder:
                 _apply_timing(result, json.loads(timing.read_text(encoding="utf-8")))
         return result
 
-    def save(self, result: SubmissionResult) -> SubmissionResult:
-        """The result, its feedback (Markdown and HTML) and its timings, each written
-        atomically; returns the result as written (rendered, clean text)."""
+    @staticmethod
+    def load_path(path: Path) -> SubmissionResult | None:
+        """The result stored at ``path``, validated, or None (not a result, or unreadable)."""
+        try:
+            return SubmissionResult.model_validate_json(path.read_bytes())
+        except (ValidationError, ValueError, OSError):
+            return None
+
+    def save(self, result: SubmissionResult, pages: bool = True) -> SubmissionResult:
+        """The result, its feedback (Markdown and HTML; not with ``pages=False``) and its
+        timings, each written atomically; returns the result as written (rendered, clean text)."""
         stem, result = file_stem(result.student_id), self.rendered(result)
-        self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
-        write_student_page(result, self.path / "feedback" / f"{stem}.html", self.language)
+        if pages:
+            self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
+            write_student_page(result, self.path / "feedback" / f"{stem}.html", self.language)
         self._write(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
         data = result.model_dump(mode="json", exclude=_TIMING_FIELDS)
         self._write(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import sys
@@ -121,7 +122,10 @@ class NbgraderCourse:
     def _autograde(self, student: str, assignment: str, notebook_id: str, writer) -> None:
         """nbgrader's Autograde converter for one notebook, ``writer`` in place of Execute."""
         coursedir = self._coursedir()
-        coursedir.assignment_id, coursedir.student_id, coursedir.notebook_id = assignment, student, notebook_id
+        # nbgrader globs these (its converters call glob.glob on the formatted path): a folder
+        # named `s100[12]` or `*` would otherwise match, and be recorded into, other students' rows.
+        coursedir.assignment_id, coursedir.student_id, coursedir.notebook_id = (
+            glob.escape(assignment), glob.escape(student), glob.escape(notebook_id))
         converter = self._converter(writer)
         self._log.records.clear()
         try:

@@ -5,6 +5,16 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.not_regular": (
         "{path} is a symbolic link or another non-regular file; it was not read (hand in the notebook itself)",
         "{path} — символическая ссылка или другой необычный файл; он не читался (сдайте сам блокнот)"),
+    "issue.other_notebook": (
+        "graded {name}: your folder has no {expected}, and {name} is the only notebook in it "
+        "(hand in {expected} next time)",
+        "оценён {name}: в вашей папке нет {expected}, и {name} — единственный блокнот в ней "
+        "(в следующий раз сдавайте {expected})"),
+    "issue.several_notebooks": (
+        "no {expected} in your folder, and several other notebooks ({names}): none was graded; "
+        "hand in your work as {expected}",
+        "в вашей папке нет {expected}, зато есть несколько других блокнотов ({names}): ни один не "
+        "оценён; сдайте работу как {expected}"),
     "issue.too_large": ("{name} is {size} MB, above the limit of {limit} MB; it was not read",
                         "{name} занимает {size} МБ, больше предела в {limit} МБ; файл не читался"),
     "issue.not_utf8": ("{name}: not UTF-8 text (byte {position}); re-download the template",
@@ -55,6 +65,12 @@ TEXTS: dict[str, tuple[str, str]] = {
                             "again on the next run",
                             "проверяющая программа дала сбой на этой работе ({detail}); работа будет "
                             "проверена заново при следующем запуске"),
+    "issue.output_failed": (
+        "your feedback pages could not be drawn ({detail}); your scores are recorded, and the TA has been told",
+        "страницы с отзывом не удалось построить ({detail}); баллы записаны, преподаватель извещён"),
+    "issue.gradebook_failed": (
+        "nbgrader could not record this result in the course's gradebook; the TA has been told",
+        "nbgrader не смог записать этот результат в журнал курса; преподаватель извещён"),
     "lost.closed": ("the worker was closed", "процесс уже закрыт"),
     "lost.lost": ("the process was lost", "процесс потерян"),
     "lost.out_of_memory": ("ran out of memory ({mb} MB)", "не хватило памяти ({mb} МБ)"),

@@ -90,23 +90,23 @@ def test_a_folder_named_like_a_notebook_is_a_folder(tmp_path):
     folder = tmp_path / "x.ipynb"
     folder.mkdir()
     shutil.copy(CORRECT, folder / "ivanov.ipynb")
-    found = find_submissions([folder], "attention_scoring", "attention_scoring.ipynb")
+    found = find_submissions([folder], "attention_scoring", "attention_scoring.ipynb").submissions
     assert [s.student_id for s in found] == ["ivanov"]
 
 
 def test_nbgrader_paths_give_the_folder_id(tmp_path):
     """Do submitted/<id>, submitted/<id>/<a> and the notebook inside all name the student <id>?"""
-    from autograder.submissions import find_submissions
+    from autograder.submissions import find_submissions, select
     notebook = tmp_path / "submitted" / "ivanov" / "attention_scoring" / "attention_scoring.ipynb"
     notebook.parent.mkdir(parents=True)
     shutil.copy(CORRECT, notebook)
     (tmp_path / "submitted" / "petrov" / "attention_scoring").mkdir(parents=True)
     shutil.copy(CORRECT, tmp_path / "submitted" / "petrov" / "attention_scoring" / "attention_scoring.ipynb")
     for path in (notebook, notebook.parent, notebook.parent.parent):
-        found = find_submissions([path], "attention_scoring", "attention_scoring.ipynb")
+        found = find_submissions([path], "attention_scoring", "attention_scoring.ipynb").submissions
         assert [s.student_id for s in found] == ["ivanov"], path
-    found = find_submissions([tmp_path], "attention_scoring", "attention_scoring.ipynb", ["petrov"])
-    assert [s.student_id for s in found] == ["petrov"]
+    found = find_submissions([tmp_path], "attention_scoring", "attention_scoring.ipynb").submissions
+    assert [s.student_id for s in select(found, ["petrov"], [tmp_path])] == ["petrov"]
 
 
 def test_links_and_special_files_are_refused_without_reading_them(tmp_path):
@@ -117,10 +117,11 @@ def test_links_and_special_files_are_refused_without_reading_them(tmp_path):
     (tmp_path / "copier.ipynb").symlink_to(tmp_path / "honest.ipynb")
     (tmp_path / "ta.ipynb").symlink_to(REPO / "assignments" / "attention_scoring" / "attention_scoring.ipynb")
     (tmp_path / "shadow.ipynb").symlink_to("/etc/shadow")
-    found = {s.student_id: s for s in find_submissions([tmp_path], "attention_scoring", "attention_scoring.ipynb")}
+    found = {s.student_id: s
+             for s in find_submissions([tmp_path], "attention_scoring", "attention_scoring.ipynb").submissions}
     assert found["honest"].problem is None
     for name in ("copier", "ta", "shadow"):
-        assert found[name].problem is not None and found[name].problem.id == "issue.not_regular", name
+        assert found[name].problem is not None and found[name].problem.code == "not_regular_file", name
 
 
 def test_a_broken_book_is_the_courses_error_before_grading(tmp_path):

@@ -90,7 +90,7 @@ def test_unchanged_submissions_are_reused_and_force_regrades(attention_results):
     before = (attention_results / "correct.json").read_text()
     run = grade(str(EXAMPLES / "attention_scoring" / "correct.ipynb"), "--assignment", "attention_scoring",
                 "--output", str(attention_results))
-    assert run.returncode == 0 and "reused" in run.stderr
+    assert run.returncode == 0 and "reused" in run.stdout
     assert (attention_results / "correct.json").read_text() == before
 
 

@@ -1,0 +1,68 @@
+"""``autograder show ID --output DIR``: one student's result on the console, for the TA.
+
+The score per task and per check, the first line of each failed check's message (in the
+folder's language, as the student reads it), the warnings and errors, the notebook that was
+graded, and where the feedback pages are. Reads the stored result only; grades nothing.
+"""
+import difflib
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .config import ConfigError
+from .ids import file_stem
+from .store import MARKER, OutputFolder
+
+
+def show_result(student_id: str, folder: Path, console: Console) -> None:
+    """Print ``student_id``'s result in ``folder``; ``ConfigError`` when there is none."""
+    marker = folder / MARKER
+    if not marker.is_file():
+        raise ConfigError(f"--output {folder}: holds no results of `autograder grade` (no {MARKER}); "
+                          "name the folder a grade run wrote")
+    assignment = marker.read_text(encoding="utf-8").strip()
+    store = OutputFolder(folder, assignment, "en")
+    result = store.load(student_id)
+    if result is None:
+        raise ConfigError(_unknown(student_id, folder, store))
+    console.print(f"[bold]{escape(result.student_id)}[/bold] · {escape(result.assignment)} · autograded "
+                  f"{result.autograded_score:g} / {result.autograded_max:g}; written answers "
+                  f"{result.manual_max:g} points, graded by the TA")
+    if result.notebook:
+        console.print(f"graded: {escape(result.notebook)}")
+    console.print(_checks_table(result))
+    for kind, issues in (("error", result.errors), ("warning", result.warnings)):
+        for issue in issues:
+            task = f" ({issue.task})" if issue.task else ""
+            console.print(f"{kind}{escape(task)}: {escape(issue.code)}: {escape(issue.message)}")
+    stem = file_stem(result.student_id)
+    for page in (folder / "feedback" / f"{stem}.html", folder / "feedback" / f"{stem}.md"):
+        if page.is_file():
+            console.print(f"feedback: {escape(str(page))}")
+
+
+def _checks_table(result) -> Table:
+    table = Table(show_header=True, box=None, pad_edge=False)
+    table.add_column("task / check")
+    table.add_column("points", justify="right")
+    table.add_column("what went wrong")
+    for task in result.tasks:
+        score = "written answer (TA)" if task.manual else f"{task.score:g} / {task.max_score:g}"
+        table.add_row(f"[bold]{escape(task.id)}[/bold]", score, "")
+        for check in task.checks:
+            mark = "[green]✔[/green]" if check.passed else "[red]✘[/red]"
+            first = next((line.strip() for line in check.message.splitlines() if line.strip()), "")
+            table.add_row(f"  {mark} {escape(check.name)}", f"{check.score:g} / {check.max_score:g}",
+                          "" if check.passed else escape(first[:160]))
+    return table
+
+
+def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:
+    known = sorted(r.student_id for path in folder.glob("*.json")
+                   if (r := store.load_path(path)) is not None)
+    close = difflib.get_close_matches(student_id, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else (
+        f"; it has {len(known)} results (grades.csv lists them)" if known else "; it has no results yet")
+    return f"no result of {student_id!r} in {folder}{hint}"

@@ -1,0 +1,119 @@
+"""A TA's grades are never lost, guessed or hidden: the CLI on real folders (SPEC §3).
+
+One class folder as a TA gets it from an LMS: notebooks at the top and in group folders, a
+student folder with a copy of the notebook, one with two candidates, a notebook of the other
+assignment; graded, then one student regraded with --student, then looked at with `show`.
+"""
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+UNTOUCHED = EXAMPLES / "attention_scoring" / "untouched.ipynb"
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+
+def autograder(*args) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "from autograder.cli import main; main()", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=900)
+
+
+def put(source: Path, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, path)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The class folder, graded once: (folder, output, the run)."""
+    root = tmp_path_factory.mktemp("ta")
+    inbox, out = root / "class", root / "out"
+    put(UNTOUCHED, inbox / "sidorov.ipynb")
+    put(UNTOUCHED, inbox / "group1" / "ivanov.ipynb")
+    put(EXAMPLES / "attention_scoring" / "correct.ipynb", inbox / "group2" / "petrova.ipynb")
+    put(UNTOUCHED, inbox / "kim" / "attention_scoring" / "attention_scoring-Copy1.ipynb")
+    put(UNTOUCHED, inbox / "kim" / "attention_scoring" / "Untitled.ipynb")
+    put(UNTOUCHED, inbox / "lee" / "attention_scoring" / "attention_scoring-Copy1.ipynb")
+    put(EXAMPLES / "bahdanau" / "buggy.ipynb", inbox / "wrong.ipynb")
+    put(UNTOUCHED, inbox / ".ipynb_checkpoints" / "sidorov-checkpoint.ipynb")
+    run = autograder("grade", inbox, "--assignment", "attention_scoring", "--output", out)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return inbox, out, run
+
+
+def load(out: Path, student: str) -> dict:
+    return json.loads((out / f"{student}.json").read_text(encoding="utf-8"))
+
+
+def rows(out: Path) -> dict[str, dict]:
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
+def test_every_notebook_at_any_depth_is_graded_and_the_summary_names_the_rest(graded):
+    _, out, run = graded
+    assert set(rows(out)) == {"sidorov", "ivanov", "petrova", "kim", "lee", "wrong"}
+    assert load(out, "ivanov")["notebook"] == "group1/ivanov.ipynb"
+    assert "found and not graded (1):" in run.stdout and ".ipynb_checkpoints" in run.stdout
+    assert "7 submissions found" not in run.stdout and "6 submissions found: 6 graded" in run.stdout
+
+
+def test_the_only_other_notebook_is_graded_and_the_result_names_it(graded):
+    _, out, _ = graded
+    lee = load(out, "lee")
+    assert lee["notebook"] == "lee/attention_scoring/attention_scoring-Copy1.ipynb"
+    assert [w["code"] for w in lee["warnings"]][:1] == ["other_notebook"]
+    assert "attention_scoring-Copy1.ipynb" in lee["warnings"][0]["message"]
+
+
+def test_several_candidates_are_one_error_naming_them(graded):
+    _, out, _ = graded
+    kim = load(out, "kim")
+    assert kim["score"] == 0 and [e["code"] for e in kim["errors"]] == ["several_notebooks"]
+    assert "Untitled.ipynb, attention_scoring-Copy1.ipynb" in kim["errors"][0]["message"]
+
+
+def test_the_other_assignments_notebook_is_one_error_naming_it(graded):
+    _, out, _ = graded
+    wrong = load(out, "wrong")
+    assert [e["code"] for e in wrong["errors"]] == ["wrong_assignment"] and not wrong["warnings"]
+    assert "bahdanau" in wrong["errors"][0]["message"]
+
+
+def test_regrading_one_student_keeps_every_other_row(graded):
+    """After a full run, `--student petrova`: does grades.csv still hold the whole class, and the
+    report count every submission?"""
+    inbox, out, _ = graded
+    before = rows(out)
+    run = autograder("grade", inbox, "--assignment", "attention_scoring", "--output", out,
+                     "--student", "petrova", "--force")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert rows(out) == before
+    assert "1 graded" in run.stdout and "5 kept from earlier runs" in run.stdout
+    assert "6 submissions" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_show_prints_one_students_scores_errors_and_page(graded):
+    _, out, _ = graded
+    run = autograder("show", "petrova", "--output", out)
+    assert run.returncode == 0, run.stderr
+    assert "petrova" in run.stdout and "masked_softmax" in run.stdout and "✔" in run.stdout
+    assert str(out / "feedback" / "petrova.html") in run.stdout
+    kim = autograder("show", "kim", "--output", out)
+    assert "several_notebooks" in kim.stdout
+    unknown = autograder("show", "petrov", "--output", out)
+    assert unknown.returncode == 2 and "did you mean 'petrova'?" in unknown.stderr
+
+
+def test_a_missing_config_file_names_the_flag_that_gave_it(tmp_path):
+    run = autograder("grade", UNTOUCHED, "--assignment", "attention_scoring", "--output", tmp_path / "o",
+                     "--config", tmp_path / "nope.yml")
+    assert run.returncode == 2
+    assert "--config" in run.stderr and "nope.yml" in run.stderr and "pass --config PATH" not in run.stderr
