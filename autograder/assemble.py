@@ -7,12 +7,12 @@ points and locked code always come from the source. Malformed notebook JSON (met
 that is not a mapping, a grade id that is not a string, ...) is the student's error with
 its reason, never the grader's crash.
 """
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbgrader.utils import compute_checksum
 
 from .results import Issue, text
 
@@ -50,17 +50,17 @@ def grade_id(cell) -> str | None:
 
 
 def read_notebook(path: Path, data: bytes, plan: CellPlan):
-    """The notebook as nbformat v4, or None with the reason in ``plan.errors``."""
+    """The notebook as nbformat v4 from what ``reading.read_kept`` kept of it, or None with the
+    reason in ``plan.errors``."""
     try:
-        as_written = nbformat.reads(data.decode("utf-8"), as_version=nbformat.NO_CONVERT)
+        as_written = nbformat.from_dict(json.loads(data))
+        if not isinstance(as_written, dict):
+            raise ValueError("it is not a JSON object")
         version = as_written.get("nbformat")
-        notebook = nbformat.convert(as_written, 4)  # what nbformat.read(as_version=4) does, without reading twice
+        notebook = nbformat.convert(as_written, 4)
         if not isinstance(notebook.get("cells"), list):
             raise ValueError("it has no list of cells")
-    except UnicodeDecodeError as error:
-        plan.error("unreadable", text("issue.not_utf8", name=path.name, position=error.start))
-        return None
-    except Exception as error:  # nbformat raises several kinds for invalid JSON or schema
+    except Exception as error:  # nbformat raises several kinds for a notebook of no known format
         reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
         plan.error("invalid_notebook", text("issue.invalid_notebook", name=path.name, reason=reason))
         return None
@@ -160,16 +160,23 @@ def _strip_magics(source: str, label: str, plan: CellPlan) -> str:
 
 
 def _compare_cells(cell, origin, gid: str, plan: CellPlan) -> None:
-    """Report what the student changed in a cell the grader takes from the source anyway."""
+    """Report what the student changed in a cell the grader takes from the source anyway. The
+    submission's metadata is only compared, never used as a number (points of 10**400 or "ten")."""
     meta, source_meta = nbgrader_meta(cell), nbgrader_meta(origin)
     if meta.get("points") != source_meta.get("points") and source_meta.get("grade"):
-        plan.warn("points_changed", text("issue.points_changed", gid=gid, old=str(source_meta.get("points")),
-                                         new=str(meta.get("points"))))
+        plan.warn("points_changed", text("issue.points_changed", gid=gid, old=_shown(source_meta.get("points")),
+                                         new=_shown(meta.get("points"))))
     if meta.get("solution") != source_meta.get("solution") or meta.get("grade") != source_meta.get("grade"):
         plan.warn("cell_type_changed", text("issue.cell_type_changed", gid=gid))
-    locked = source_meta.get("locked") and not source_meta.get("solution")
-    if locked and meta.get("checksum") != compute_checksum(cell):  # nbgrader's own checksum
+    locked = source_meta.get("locked") and not source_meta.get("solution") and origin.cell_type == "code"
+    if locked and (cell.get("cell_type") != "code" or _source(cell) != origin.source):
         plan.warn("locked_cell_edited", text("issue.locked_cell_edited", gid=gid))
+
+
+def _shown(value) -> str:
+    """A metadata value as the student wrote it, capped."""
+    shown = repr(value) if isinstance(value, str) else json.dumps(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 def _restore_deleted(source_cells: dict, order: dict, seen: dict, tasks: list[str], plan: CellPlan) -> None:

@@ -25,6 +25,7 @@ from .checks.core import lost_reason
 from .config import GraderConfig
 from .course import COURSE, Course
 from .grading import RunSettings
+from .reading import NotJSON, TooLarge, read_kept
 from .results import Issue, SubmissionResult, TaskResult, text
 from .sandbox.proxy import WorkerLost
 from .session import Session
@@ -73,24 +74,36 @@ class Batch:
 
 
 def read_submission(submission: Submission, limit_bytes: int) -> tuple[bytes | None, Issue | None]:
-    """The notebook's bytes, read without following a link, or why not."""
+    """What grading uses of the notebook (``reading.read_kept``: code cells' sources and the
+    cells' nbgrader metadata, as JSON), read without following a link, or why not."""
     if submission.problem is not None:
         return None, submission.problem
+    name = submission.path.name
     try:
         fd = os.open(submission.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        return None, Issue(code="missing", text=text("issue.missing", path=submission.path.name))
+        return None, Issue(code="missing", text=text("issue.missing", path=name))
     except OSError:
-        return None, Issue(code="not_regular_file", text=text("issue.not_regular", path=submission.path.name))
+        return None, Issue(code="not_regular_file", text=text("issue.not_regular", path=name))
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None, Issue(code="not_regular_file", text=text("issue.not_regular", path=submission.path.name))
-        if info.st_size > limit_bytes:
-            return None, Issue(code="too_large", text=text("issue.too_large", name=submission.path.name,
-                                                          size=f"{info.st_size / 2**20:.1f}",
-                                                          limit=f"{limit_bytes / 2**20:g}"))
-        return handle.read(limit_bytes + 1), None
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None, Issue(code="not_regular_file", text=text("issue.not_regular", path=name))
+        try:
+            return read_kept(handle, limit_bytes), None
+        except (TooLarge, NotJSON) as why:
+            return None, _unread(name, why)
+
+
+def _unread(name: str, why: Exception) -> Issue:
+    """Why a notebook was not read, for the student."""
+    if isinstance(why, TooLarge):
+        limit = f"{why.limit / 2**20:g}"
+        if why.what == "read":
+            return Issue(code="too_large", text=text("issue.too_large", name=name, limit=limit))
+        return Issue(code="too_large", text=text("issue.too_much_code", name=name, limit=limit))
+    if not why.utf8:
+        return Issue(code="unreadable", text=text("issue.not_utf8", name=name, position=why.reason))
+    return Issue(code="invalid_notebook", text=text("issue.invalid_notebook", name=name, reason=why.reason))
 
 
 def empty_result(batch: Batch, submission: Submission, fingerprint: str = "") -> SubmissionResult:

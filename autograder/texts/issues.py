@@ -15,10 +15,15 @@ TEXTS: dict[str, tuple[str, str]] = {
         "hand in your work as {expected}",
         "в вашей папке нет {expected}, зато есть несколько других блокнотов ({names}): ни один не "
         "оценён; сдайте работу как {expected}"),
-    "issue.too_large": ("{name} is {size} MB, above the limit of {limit} MB; it was not read",
-                        "{name} занимает {size} МБ, больше предела в {limit} МБ; файл не читался"),
-    "issue.not_utf8": ("{name}: not UTF-8 text (byte {position}); re-download the template",
-                       "{name}: не текст в UTF-8 (байт {position}); скачайте шаблон заново"),
+    "issue.too_large": ("{name} is larger than {limit} MB; it was not read",
+                        "{name} больше {limit} МБ; файл не читался"),
+    "issue.too_much_code": (
+        "{name}: its code cells and nbgrader metadata alone take more than {limit} MB (outputs and "
+        "attachments do not count); it was not graded",
+        "{name}: одни только ячейки с кодом и метаданные nbgrader занимают больше {limit} МБ (выводы и "
+        "вложения не считаются); работа не оценивалась"),
+    "issue.not_utf8": ("{name}: not UTF-8 text ({position}); re-download the template",
+                       "{name}: не текст в UTF-8 ({position}); скачайте шаблон заново"),
     "issue.invalid_notebook": ("{name}: not a valid notebook ({reason}); re-download the template",
                                "{name}: это не корректный блокнот ({reason}); скачайте шаблон заново"),
     "issue.invalid_cells": ("the notebook's cells are malformed ({reason}); re-download the template",
@@ -49,9 +54,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.cell_type_changed": ("cell {gid!r}: its nbgrader type was changed; the source's is used",
                                 "ячейка {gid!r}: её тип в nbgrader изменён; используется исходный"),
     "issue.locked_cell_edited": (
-        "cell {gid!r} is read-only and was edited (its checksum does not match); the source's version is used",
-        "ячейка {gid!r} только для чтения, но была изменена (контрольная сумма не совпадает); "
-        "используется исходная версия"),
+        "cell {gid!r} is read-only and was edited; the source's version is used",
+        "ячейка {gid!r} только для чтения, но была изменена; используется исходная версия"),
     "issue.deleted_solution": ("the solution cell {gid!r} is missing", "ячейка решения {gid!r} отсутствует"),
     "issue.deleted_locked": ("the locked cell {gid!r} was missing; the source's version runs in its place",
                              "закрытая ячейка {gid!r} отсутствовала; вместо неё выполнена исходная версия"),

@@ -1,0 +1,109 @@
+"""Reading a submission keeps what grading uses and nothing else (SPEC §3: "A limit that protects
+the grader costs the submission only what it bounds"), and no number in its metadata is needed."""
+import io
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.assemble import CellPlan, assemble, read_notebook
+from autograder.reading import STREAM_FACTOR, NotJSON, TooLarge, read_kept
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = [*sorted((REPO / "examples").glob("*/*.ipynb")), *sorted((REPO / "assignments").glob("*/*.ipynb"))]
+SOURCE = nbformat.read(REPO / "assignments" / "attention_scoring" / "attention_scoring.ipynb", as_version=4)
+MB = 1 << 20
+
+
+def plan_of(data: bytes, tasks=("masked_softmax", "dot_product_attention")) -> CellPlan:
+    plan = CellPlan()
+    notebook = read_notebook(Path("s.ipynb"), data, plan)
+    if notebook is not None:
+        assemble(notebook, SOURCE, list(tasks), plan)
+    return plan
+
+
+def kept(notebook: dict, limit: int = 20 * MB) -> bytes:
+    return read_kept(io.BytesIO(json.dumps(notebook).encode()), limit)
+
+
+def correct() -> dict:
+    return json.loads((REPO / "examples" / "attention_scoring" / "correct.ipynb").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_what_is_kept_runs_the_same_cells_as_the_whole_notebook(path):
+    data = path.read_bytes()
+    whole = CellPlan()
+    assemble(nbformat.reads(data.decode(), as_version=4), SOURCE, ["masked_softmax"], whole)
+    reduced = plan_of(read_kept(io.BytesIO(data), 20 * MB), ["masked_softmax"])
+    assert reduced.cells == whole.cells
+    assert [w.code for w in reduced.warnings] == [w.code for w in whole.warnings]
+
+
+def test_attachments_outputs_and_metadata_do_not_count_against_the_limit():
+    """A 30 MB image attachment, 5 MB of widget state and a 10 MB output: still read, small."""
+    notebook = correct()
+    markdown = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+    markdown["attachments"] = {"plot.png": {"image/png": "A" * (30 * MB)}}
+    notebook["metadata"]["widgets"] = {"state": "B" * (5 * MB)}
+    code = next(c for c in notebook["cells"] if c["cell_type"] == "code")
+    code["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "C" * (10 * MB)}]
+    data = kept(notebook)
+    assert len(data) < 100_000
+    assert plan_of(data).cells == plan_of(kept(correct())).cells
+
+
+def test_code_above_the_limit_is_too_large_and_a_huge_file_is_not_read():
+    notebook = correct()
+    notebook["cells"].append({"cell_type": "code", "source": "#" + "x" * (2 * MB), "metadata": {},
+                              "outputs": [], "execution_count": None})
+    with pytest.raises(TooLarge) as large:
+        kept(notebook, limit=MB)
+    assert large.value.what == "kept"
+    stream = io.BytesIO(b'{"cells": [], "pad": "' + b"x" * (STREAM_FACTOR * MB + 10) + b'"}')
+    with pytest.raises(TooLarge) as huge:
+        read_kept(stream, MB)
+    assert huge.value.what == "read" and stream.tell() <= (STREAM_FACTOR + 17) * MB
+
+
+@pytest.mark.parametrize("points", ["10" * 200, '"ten"', "1e999", "-1", "NaN", "[1, 2]", "null"])
+def test_points_in_the_submissions_metadata_are_never_needed_as_numbers(points):
+    """10**400, "ten", 1e999 in a test cell's points: the same cells run, with a warning."""
+    text = json.dumps(correct())
+    tests = next(c for c in correct()["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id")
+                 == "masked_softmax_tests")
+    old = json.dumps(tests["metadata"]["nbgrader"])
+    forged = old.replace(f'"points": {tests["metadata"]["nbgrader"]["points"]}', f'"points": {points}')
+    assert forged != old
+    data = text.replace(old, forged).encode()
+    if points == "NaN":  # not JSON: the notebook is invalid, said so, and nothing crashes
+        with pytest.raises(NotJSON):
+            read_kept(io.BytesIO(data), 20 * MB)
+        return
+    plan = plan_of(read_kept(io.BytesIO(data), 20 * MB))
+    assert plan.cells == plan_of(kept(correct())).cells and not plan.errors
+    assert "points_changed" in [w.code for w in plan.warnings]
+
+
+def test_a_number_of_thousands_of_digits_is_an_invalid_notebook_not_a_crash():
+    data = b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": "", "metadata": {"nbgrader": {"points": ' \
+           + b"9" * 5000 + b"}}}]}"
+    with pytest.raises(NotJSON):
+        read_kept(io.BytesIO(data), MB)
+
+
+@pytest.mark.parametrize("data", [b'{"cells": [', b"\xff\xfe{}", b"", b"not json"])
+def test_what_is_not_json_says_so(data):
+    with pytest.raises(NotJSON):
+        read_kept(io.BytesIO(data), MB)
+
+
+def test_an_nbformat_3_notebook_keeps_its_cells():
+    v4 = nbformat.reads(json.dumps(correct()), as_version=4)
+    v3 = nbformat.convert(v4, 3)
+    data = read_kept(io.BytesIO(nbformat.writes(v3, version=3).encode()), 20 * MB)
+    plan = plan_of(data)
+    assert [label for label, _ in plan.cells] == [label for label, _ in plan_of(kept(correct())).cells]
+    assert "old_nbformat" in [w.code for w in plan.warnings]
