@@ -180,8 +180,7 @@ def _run(sandbox, batch: Batch, plan: CellPlan, result: SubmissionResult, starte
         graded = session.grade(batch.settings.autograded, progress)
         result.tasks = [graded.get(task.id, task) for task in result.tasks]
     except WorkerLost as lost:  # even the cells could not run to the end
-        code = "too_many_crashes" if lost.why == "too_many_crashes" else "worker_lost"
-        result.errors.append(Issue(code=code, text=text("issue.worker_lost", reason=lost_reason(lost))))
+        result.errors.append(Issue(code="worker_lost", text=text("issue.worker_lost", reason=lost_reason(lost))))
     finally:
         session.close()
         requests, waited_s = session.requests()

@@ -1,9 +1,11 @@
 """One submission's run in the sandbox: its cells, then its tasks' checks.
 
 A cell that ends the worker (``os._exit``, a crash, a timeout, running out of memory) is
-skipped and the cells are run again, without it, in a fresh worker: a loop with a bound
-(``MAX_CRASHES`` per submission), after which the remaining cells are reported as not run.
-One deadline bounds the whole submission, across every worker it needed.
+skipped and the cells are run again, without it, in a fresh worker. The cells a student
+added (labelled ``#n``) draw on a budget of their own: ``MAX_OWN_CRASHES`` crashes and
+``own_cells_s`` seconds of wall-clock time over every run; once it is spent they are all
+skipped, with one error, and the tasks are still graded. One deadline bounds the whole
+submission, across every worker it needed.
 """
 import time
 from collections.abc import Callable
@@ -13,7 +15,12 @@ from .grading import RunSettings, grade_task
 from .results import Issue, TaskResult, text
 from .sandbox.proxy import Student, WorkerLost
 
-MAX_CRASHES = 20
+MAX_OWN_CRASHES = 20
+
+
+def is_own(label: str) -> bool:
+    """A cell the student added (not the source's locked or solution cells)."""
+    return label.startswith("#")
 
 
 class Session:
@@ -24,6 +31,7 @@ class Session:
         self.sandbox, self.settings = sandbox, settings
         self.cells, self.deadline, self.output_limit = cells, deadline, output_limit
         self.skipped: set[str] = set()
+        self.own_crashes, self.own_left_s, self.own_cut = 0, sandbox.limits.own_cells_s, False
         self.warnings: list[Issue] = []
         self.errors: list[Issue] = []
         self.worker = None
@@ -31,16 +39,23 @@ class Session:
         self._earlier = (0, 0.0)  # requests and seconds of the students of earlier workers
 
     def start(self) -> None:
-        """A fresh worker with every cell run but the ones that crashed; raises ``WorkerLost``
-        when the deadline passed or too many cells crashed."""
+        """A fresh worker with every cell run but the ones that crashed (and, once their budget
+        is spent, the student's own); raises ``WorkerLost`` when the deadline passed."""
         while True:
             crashed = self._run_cells()
             if crashed is None:
                 return
             self.skipped.add(crashed)
-            if len(self.skipped) >= MAX_CRASHES:
-                raise WorkerLost(f"{len(self.skipped)} cells ended the process", "too_many_crashes",
-                                 {"count": len(self.skipped)})
+            if is_own(crashed) and not self.own_cut:
+                self.own_crashes += 1
+                if self.own_crashes >= MAX_OWN_CRASHES:
+                    self._cut_own("too_many_crashes", text("lost.too_many_crashes", count=self.own_crashes))
+
+    def _cut_own(self, code: str, reason) -> None:
+        """The student's own cells are not run any more: one error says why and how many."""
+        self.own_cut = True
+        left = sum(1 for label, _ in self.cells if is_own(label) and label not in self.skipped)
+        self.errors.append(Issue(code=code, text=text("issue.own_cells_cut", reason=reason, count=left)))
 
     def _run_cells(self) -> str | None:
         """Run the cells in a fresh worker; the label of a cell that ended it, or None."""
@@ -53,20 +68,38 @@ class Session:
             self._earlier = self.requests()
         self.student = Student(self.worker.transport, self.settings.device, self.output_limit)
         for label, source in self.cells:
-            if label in self.skipped:
+            if label in self.skipped or (self.own_cut and is_own(label)):
                 continue
-            try:
-                reply = self.worker.transport({"op": "exec", "args": {"label": label, "source": source}})
-            except WorkerLost as lost:
+            if not self._run_cell(label, source):
+                return label
+        return None
+
+    def _run_cell(self, label: str, source: str) -> bool:
+        """One cell; False when it ended the worker (said in an error)."""
+        own, started = is_own(label), time.monotonic()
+        request = {"op": "exec", "args": {"label": label, "source": source}}
+        try:
+            reply = self.worker.transport(request, until=started + self.own_left_s if own else None)
+        except WorkerLost as lost:
+            if lost.why != "own_cells_time":  # which ends the budget: _spent says so
                 self.errors.append(Issue(code="cell_crashed", task=self._task(label), text=text(
                     "issue.cell_crashed", cell=label, reason=lost_reason(lost))))
-                return label
-            self.student.keep_output(reply)
-            if "error" in reply and not label.endswith(("_visible", "_demo")):
-                error = reply["error"]
-                self.warnings.append(Issue(code="cell_error", task=self._task(label), text=text(
-                    "issue.cell_error", cell=label, type=str(error.get("type")), message=str(error.get("message")))))
-        return None
+            self._spent(own, started)
+            return False
+        self._spent(own, started)
+        self.student.keep_output(reply)
+        if "error" in reply and not label.endswith(("_visible", "_demo")):
+            error = reply["error"]
+            self.warnings.append(Issue(code="cell_error", task=self._task(label), text=text(
+                "issue.cell_error", cell=label, type=str(error.get("type")), message=str(error.get("message")))))
+        return True
+
+    def _spent(self, own: bool, started: float) -> None:
+        if own:
+            self.own_left_s -= time.monotonic() - started
+            if self.own_left_s <= 0 and not self.own_cut:
+                self._cut_own("own_cells_time", text("lost.own_cells_time",
+                                                     seconds=f"{self.sandbox.limits.own_cells_s:g}"))
 
     def grade(self, task_ids: list[str], progress: Callable[[str], None]) -> dict[str, TaskResult]:
         """Each task's result (``progress`` hears each task as it starts); a task whose checks

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import glob
 import logging
 import os
 import sys
@@ -15,6 +14,7 @@ from nbgrader.apps.autogradeapp import AutogradeApp
 from nbgrader.converters import Autograde, NbGraderException
 from nbgrader.preprocessors import Execute
 from sqlalchemy.exc import SAWarning
+from traitlets import Unicode
 from traitlets.utils.importstring import import_item
 
 from ..config import ConfigError
@@ -122,11 +122,10 @@ class NbgraderCourse:
     def _autograde(self, student: str, assignment: str, notebook_id: str, writer) -> None:
         """nbgrader's Autograde converter for one notebook, ``writer`` in place of Execute."""
         coursedir = self._coursedir()
-        # nbgrader globs these (its converters call glob.glob on the formatted path): a folder
-        # named `s100[12]` or `*` would otherwise match, and be recorded into, other students' rows.
-        coursedir.assignment_id, coursedir.student_id, coursedir.notebook_id = (
-            glob.escape(assignment), glob.escape(student), glob.escape(notebook_id))
+        coursedir.assignment_id, coursedir.student_id, coursedir.notebook_id = assignment, student, notebook_id
         converter = self._converter(writer)
+        folder = coursedir.format_path(coursedir.submitted_directory, student, assignment)
+        converter.notebook_path = os.path.join(folder, f"{notebook_id}.ipynb")
         self._log.records.clear()
         try:
             with warnings.catch_warnings():
@@ -135,14 +134,13 @@ class NbgraderCourse:
                 warnings.simplefilter("ignore", SAWarning)
                 converter.start()
         except NbGraderException:
-            folder = coursedir.format_path(coursedir.submitted_directory, student, assignment)
             raise RecordError(f"{folder}: nbgrader could not record it ({self._log.reason()}); "
                               "formgrader shows it as ungraded") from None
 
-    def _converter(self, writer: WriteAutograderOutputs | None) -> Autograde:
+    def _converter(self, writer: WriteAutograderOutputs | None) -> "OneNotebook":
         """nbgrader's Autograde converter with the course's steps: cell roles restored from the
         gradebook first, ``writer`` in place of Execute."""
-        converter = Autograde(coursedir=self._coursedir(), parent=self._app)
+        converter = OneNotebook(coursedir=self._coursedir(), parent=self._app)
         converter.force = True  # the autograder's cache decides what is graded again, not nbgrader's
         converter.sanitize_preprocessors = [RestoreCellRoles, *converter.sanitize_preprocessors]
         converter.autograde_preprocessors = swap_execute(converter.autograde_preprocessors, writer)
@@ -204,6 +202,18 @@ class NbgraderCourse:
 
     def _gradebook(self) -> Gradebook:
         return Gradebook(self._coursedir().db_url, self._coursedir().course_id)
+
+
+class OneNotebook(Autograde):
+    """nbgrader's Autograde for the one submitted notebook at ``notebook_path``. nbgrader's own
+    search globs the student's folder name, twice (the folder, then the notebook in the folder
+    it matched), so a folder named `s100[12]`, `s100?` or `*` would reach other students'
+    notebooks and record the attacker's scores in their rows: the autograder names the file."""
+    notebook_path = Unicode("", help="the submitted notebook to record")
+
+    def init_notebooks(self) -> None:
+        self.assignments = {os.path.dirname(self.notebook_path): [self.notebook_path]}
+        self.notebooks = []
 
 
 class _Collect(logging.Handler):

@@ -12,6 +12,7 @@ class Limits:
     cell_timeout_s: float = 30.0    # CPU time of one notebook cell
     call_timeout_s: float = 20.0    # CPU time of one call from a check
     submission_timeout_s: float = 240.0  # wall-clock time of the whole submission, over all its workers
+    own_cells_s: float = 60.0       # wall-clock time of the cells a student added, over all runs; then they are skipped
     wall_factor: float = 3.0        # a cell or call may take this many times its limit in wall-clock time
     memory_mb: int = 3072           # the submission's processes together (memory cgroup), and each one (RLIMIT_DATA)
     max_processes: int = 32         # processes and threads of the submission

@@ -78,14 +78,16 @@ class Worker:
                                f"{str(error.get('message'))[:500]}")
         self.namespaces = reply.get("namespaces") is True
 
-    def transport(self, request: dict) -> dict:
+    def transport(self, request: dict, until: float | None = None) -> dict:
         """Send one request and wait for its reply; raises ``WorkerLost`` (and ends the
-        submission) on a timeout, a dead process or an unreadable or oversized reply."""
+        submission) on a timeout, a dead process or an unreadable or oversized reply.
+        ``until`` (a time.monotonic() value) ends it sooner: the cells a student added run on
+        a budget of their own (``Limits.own_cells_s``)."""
         if not self.alive:
             raise self._lost or WorkerLost("the worker was closed", "closed")
         exec_op = request.get("op") == "exec"
         reply = self._checked(self._exchange(request, self._limits.cell_timeout_s if exec_op
-                                             else self._limits.call_timeout_s))
+                                             else self._limits.call_timeout_s, until))
         error = reply.get("error")
         if exec_op and error is not None and error["type"] == "MemoryError":
             # what the cell allocated stays reachable from its names, and every later call
@@ -101,8 +103,8 @@ class Worker:
             self._sock.close()
             self._sandbox.end_submission()
 
-    def _exchange(self, message: dict, limit: float):
-        clock = _Clock(limit, self._limits, self._submission, self._groups)
+    def _exchange(self, message: dict, limit: float, until: float | None = None):
+        clock = _Clock(limit, self._limits, self._submission, self._groups, until)
         channel = _BoundedSocket(self._sock, clock, self._limits.max_reply_mb << 20)
         ooms = self._groups.oom_kills()
         try:
@@ -167,10 +169,11 @@ class _TooLarge(Exception):
 class _Clock:
     """When one exchange must end, and why (see the module's docstring)."""
 
-    def __init__(self, limit: float, limits, submission: Submission, groups):
+    def __init__(self, limit: float, limits, submission: Submission, groups, until: float | None = None):
         now = time.monotonic()
         self.limit, self.limits, self.submission, self.groups = limit, limits, submission, groups
         self.deadline = submission.deadline
+        self.until = until if until is not None and until < self.deadline else None
         self.started, self.wall_end = now, now + limit * limits.wall_factor
         self.cpu_start = groups.cpu_seconds()
         self.next_look = now + limit / limits.cpus  # no sooner can it have used its limit
@@ -182,9 +185,12 @@ class _Clock:
         if now >= self.deadline:
             raise _OutOfTime(f"the submission used up its {self.submission.seconds:.0f} s", "submission_time",
                              seconds=f"{self.submission.seconds:.0f}")
+        if self.until is not None and now >= self.until:
+            raise _OutOfTime(f"the cells it added used up their {self.limits.own_cells_s:g} s", "own_cells_time",
+                             seconds=f"{self.limits.own_cells_s:g}")
         if now >= self.wall_end:
             raise self._backstop(now)
-        return min(self.deadline, self.wall_end) - now
+        return min(self.deadline, self.until or self.deadline, self.wall_end) - now
 
     def wait_s(self) -> float:
         """How long to wait for the worker before looking at its CPU time again."""

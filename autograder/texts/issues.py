@@ -93,8 +93,14 @@ TEXTS: dict[str, tuple[str, str]] = {
                          "процесс завершился (os._exit или аварийно) с кодом {status}"),
     "lost.killed_by": ("the process was killed by {signal} (a crash)", "процесс убит сигналом {signal} (аварийно)"),
     "lost.unreadable_reply": ("it sent an unreadable reply ({detail})", "он вернул нечитаемый ответ ({detail})"),
-    "lost.too_many_crashes": ("{count} cells ended the process; the cells after them were not run",
-                              "{count} ячеек завершили процесс; следующие за ними ячейки не выполнялись"),
+    "lost.too_many_crashes": ("{count} of the cells you added ended the process",
+                              "добавленные вами ячейки {count} раз завершили процесс"),
+    "lost.own_cells_time": ("the cells you added used up their {seconds} s",
+                            "добавленные вами ячейки исчерпали отведённые им {seconds} с"),
+    "issue.own_cells_cut": (
+        "{reason}: the other {count} cells you added were not run; your solution cells were graded without them",
+        "{reason}: остальные добавленные вами ячейки ({count}) не выполнялись; ячейки с решениями "
+        "оценены без них"),
     "issue.grader_error": ("the grader failed on a check (not your code's fault): {detail}",
                            "проверяющая программа дала сбой на проверке (не по вине вашего кода): {detail}"),
 }

@@ -234,3 +234,20 @@ def test_a_renamed_notebook_is_refused_with_the_name_nbgrader_knows(course):
     with pytest.raises(RecordError, match=r"knows the notebook of 'attention_scoring' as attention_scoring.ipynb; "
                                           "rename the file"):
         NbgraderCourse.detect([course.root]).record(result("renamer", {}), renamed)
+
+
+@pytest.mark.parametrize("name", ["s100[12]", "s100?", "*", "Ivanov [group 2]"])
+def test_a_folder_name_with_glob_characters_reaches_only_its_own_rows(course, name):
+    """nbgrader globs the student id: does `s100[12]` (or `*`) write into s1001's and s1002's rows?
+    No: each id is escaped, and the two honest students keep their full marks."""
+    honest = {student: hand_in(course, student) for student in ("s1001", "s1002", "Ivanov 2")}
+    recorder = NbgraderCourse.detect([course.root])
+    for student, path in honest.items():
+        recorder.record(result(student, {}), path)
+    recorder.record(result(name, {task: 0.0 for task in AUTOGRADED}), hand_in(course, name))
+    for student in honest:
+        assert all(auto == AUTOGRADED[cell.removesuffix("_tests")] for cell, (auto, _, _) in grades(course, student).items()
+                   if cell.removesuffix("_tests") in AUTOGRADED), student
+    assert all(auto == 0.0 for cell, (auto, _, _) in grades(course, name).items()
+               if cell.removesuffix("_tests") in AUTOGRADED)
+    assert recorder.recorded(course.submitted(name))
