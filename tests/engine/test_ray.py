@@ -111,10 +111,12 @@ def grade(*args: str, stderr=None) -> subprocess.CompletedProcess:
 
 
 def graded(out: Path, student: str) -> dict:
-    """A result without what may differ between runs: the time it took, and the student id."""
+    """A result without what may differ between runs: the time it took, the student id and the
+    file name it was graded from."""
     result = json.loads((out / f"{student}.json").read_text())
     result.pop("timing", None)
     result.pop("student_id")
+    result.pop("notebook")
     return result
 
 
