@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE_INSIDE, VENV_INSIDE, COURSE_INSIDE = "/opt/grader", "/opt/venv", "/course"
+PACKAGE_INSIDE, VENV_INSIDE, COURSE_INSIDE, SITE_INSIDE = "/opt/grader", "/opt/venv", "/course", "/opt/site"
 GPU_CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 HIDDEN_PROC_FILES = ("/proc/keys", "/proc/key-users")
 
@@ -70,8 +70,8 @@ def gpu_nodes() -> list[str]:
 
 
 def _python_layout() -> tuple[str, list[tuple[Path, str]], list[str]]:
-    """The interpreter to run inside, what to bind for it, and site folders outside both
-    prefixes (a user site, say) that must go on PYTHONPATH. The venv moves to /opt/venv
+    """The interpreter to run inside, what to bind for it, and (as they are named inside) the
+    site folders outside both prefixes (a user site, say) that must go on PYTHONPATH. The venv moves to /opt/venv
     so that no folder of the repository, not even an empty one, exists inside."""
     binds: list[tuple[Path, str]] = []
     python = sys.executable
@@ -84,7 +84,10 @@ def _python_layout() -> tuple[str, list[tuple[Path, str]], list[str]]:
     site_dirs = [entry for entry in sys.path
                  if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry)
                  and not any(_under(entry, root) for root in covered)]
-    return python, binds + [(Path(entry), entry) for entry in site_dirs], site_dirs
+    # Each at a path of its own inside: one under /tmp (a checkout in /tmp, the GPU check's
+    # venv on another's packages) would be hidden by the sandbox's own /tmp.
+    inside = [f"{SITE_INSIDE}/{number}" for number in range(len(site_dirs))]
+    return python, binds + [(Path(entry), where) for entry, where in zip(site_dirs, inside)], inside
 
 
 def _under(path, root) -> bool:
