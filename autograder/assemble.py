@@ -1,5 +1,6 @@
 """What runs for a submission: the student's code cells in the student's order, with every
-locked cell taken from the TA's source notebook by grade id, and no test cell at all.
+locked cell taken from the TA's source notebook by grade id, and no test cell at all. The
+locked cells that exist for the student only (visible checks, demonstrations) do not run.
 
 Tampering (deleted, edited, duplicated or re-labelled cells, changed points, an old
 nbformat) becomes a named warning or error; it never adds points, because test cells,
@@ -123,8 +124,15 @@ def _plan_cell(cell, number: int, gid: str | None, origin, plan: CellPlan) -> No
     elif nbgrader_meta(origin).get("solution"):
         if cell.get("cell_type") == "code":
             plan.cells.append((gid, _strip_magics(_source(cell), gid, plan)))
-    elif not nbgrader_meta(origin).get("grade") and origin.cell_type == "code":
+    elif not nbgrader_meta(origin).get("grade") and origin.cell_type == "code" and not for_the_student(gid):
         plan.cells.append((gid, origin.source))  # locked: the TA's version, always
+
+
+def for_the_student(gid: str) -> bool:
+    """A locked cell that exists for the student only, which grading does not run: a visible
+    check (``<task>_visible``) or a demonstration (a grade id with ``demo`` in it). The release
+    tests prove that they pass on every correct solution; they define nothing a solution uses."""
+    return gid.endswith("_visible") or "demo" in gid
 
 
 def _assemble_stripped(submission, source, plan: CellPlan) -> None:
@@ -187,7 +195,7 @@ def _restore_deleted(source_cells: dict, order: dict, seen: dict, tasks: list[st
         meta = nbgrader_meta(cell)
         if meta.get("solution"):
             plan.error("deleted_cell", text("issue.deleted_solution", gid=gid), gid if gid in tasks else None)
-        elif not meta.get("grade"):
+        elif not meta.get("grade") and not for_the_student(gid):
             plan.warn("deleted_cell", text("issue.deleted_locked", gid=gid))
             labels = [label for label, _ in plan.cells]
             before = [i for i, label in enumerate(labels) if order.get(label, -1) < order[gid]]

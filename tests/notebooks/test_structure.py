@@ -1,6 +1,7 @@
 """Do the source and released notebooks follow SPEC §1 and agree with grader.yml?"""
 import ast
 import collections
+import symtable
 
 import pytest
 
@@ -113,3 +114,48 @@ def test_training_demos_are_skipped_while_grading():
     assert trains
     for cell in trains:
         assert 'if not os.environ.get("NBGRADER_EXECUTION"):' in cell.source, cell.id
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_grading_skips_only_cells_that_define_nothing_a_solution_uses(assignment):
+    """Grading does not run the visible checks and demonstrations (assemble.for_the_student): is
+    every locked cell below the first solution one of them, and does every one of them define no
+    name that a later cell of the notebook (a solution's skeleton, a set-up cell) reads?"""
+    from autograder.assemble import for_the_student
+    cells = [c for c in read(source_path(assignment)).cells if c.cell_type == "code"]
+    first_solution = next(i for i, c in enumerate(cells) if nbgrader(c).get("solution"))
+    skipped = [c for c in cells if for_the_student(nbgrader(c).get("grade_id", ""))]
+    for cell in cells[first_solution:]:
+        meta = nbgrader(cell)
+        if not meta.get("solution") and not meta.get("grade"):
+            assert cell in skipped, meta.get("grade_id")
+    read_by_kept = set().union(*(free_names(without_delimiters(c.source)) for c in cells if c not in skipped))
+    for cell in skipped:
+        defined = {name for name in bound_names(cell.source)}
+        assert not defined & read_by_kept, (nbgrader(cell)["grade_id"], defined & read_by_kept)
+
+
+def _tables(source: str):
+    tables = [symtable.symtable(source, "cell", "exec")]
+    while tables:
+        table = tables.pop()
+        yield table
+        tables += table.get_children()
+
+
+def free_names(source: str) -> set[str]:
+    """The module-level names a cell reads without binding them itself."""
+    names = set()
+    for table in _tables(source):
+        for symbol in table.get_symbols():
+            top = table.get_type() == "module"
+            if (top and symbol.is_referenced() and not symbol.is_assigned() and not symbol.is_imported()) or (
+                    not top and symbol.is_global()):
+                names.add(symbol.get_name())
+    return names
+
+
+def bound_names(source: str) -> set[str]:
+    """The module-level names a cell binds (assigns, defines, imports)."""
+    module = symtable.symtable(source, "cell", "exec")
+    return {s.get_name() for s in module.get_symbols() if s.is_assigned() or s.is_imported()}
