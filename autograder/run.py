@@ -9,12 +9,16 @@ import os
 import signal
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
-from .gradebook import NbgraderCourse, RecordError
+from .gradebook import RecordError, course_root
+
+if TYPE_CHECKING:
+    from .gradebook import NbgraderCourse
 from .grading import RunSettings
 from .pages import write_class_report
 from .pipeline import Batch, read_submission
@@ -47,7 +51,7 @@ class GradeRun:
     folder: OutputFolder
     submissions: list[Submission]         # every submission found under the PATHs
     jobs: int
-    nbgrader: NbgraderCourse | None = None
+    nbgrader: "NbgraderCourse | None" = None
     selected: set[str] | None = None      # --student: only these are graded; the others' results are kept
     not_graded: list[tuple[str, str]] = field(default_factory=list)   # notebooks found and not graded, why
     results: dict[str, SubmissionResult] = field(default_factory=dict)
@@ -194,8 +198,10 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
         if options.students else None
     if options.executor == "local":  # on a cluster, each node's slots check their own
         _check_sandbox()
-    nbgrader = NbgraderCourse.detect(options.paths)
-    if nbgrader is not None:
+    nbgrader = None
+    if course_root(options.paths) is not None:
+        from .gradebook import NbgraderCourse  # nbgrader's import takes seconds: only for a course
+        nbgrader = NbgraderCourse.detect(options.paths)
         nbgrader.check(options.assignment, settings.spec.notebook,
                        {task: settings.spec.points(task) for task in settings.autograded})
     folder = OutputFolder(options.output, options.assignment, config.language)

@@ -18,12 +18,22 @@ is replaced by a one-line comment, so feedback never shows it.
 
 Torch-free. Call it from the driver process only: the gradebook is one sqlite file.
 
-    course = NbgraderCourse.detect(paths)            # None: not an nbgrader course
+    course = NbgraderCourse.detect(paths)            # None: not an nbgrader course (course_root: the same,
+                                                     # without importing nbgrader)
     course.check(assignment, notebook, points)       # before grading; CourseError = usage error
     course.record(result, submitted_notebook)        # per result; RecordError names the student
 """
-from .course import CourseError, NbgraderCourse, RecordError, swap_execute
-from .steps import RestoreCellRoles, WriteAutograderOutputs
+import importlib
 
+from .where import CourseError, RecordError, course_root
+
+_LAZY = {"NbgraderCourse": "course", "swap_execute": "course", "RestoreCellRoles": "steps",
+         "WriteAutograderOutputs": "steps"}  # these import nbgrader (seconds): only when used
 __all__ = ["CourseError", "NbgraderCourse", "RecordError", "RestoreCellRoles", "WriteAutograderOutputs",
-           "swap_execute"]
+           "course_root", "swap_execute"]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

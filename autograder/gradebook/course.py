@@ -17,21 +17,13 @@ from sqlalchemy.exc import SAWarning
 from traitlets import Unicode
 from traitlets.utils.importstring import import_item
 
-from ..config import ConfigError
 from ..results import SubmissionResult, text
 from ..texts import render
 from .report import notes_report, task_report
 from .steps import RestoreCellRoles, WriteAutograderOutputs
+from .where import CourseError, RecordError, course_root
 
 TESTS_SUFFIX = "_tests"  # SPEC §1: a task's one graded test cell is "<task>_tests"
-
-
-class CourseError(ConfigError):
-    """The course cannot take the autograder's results (found before grading: exit 2)."""
-
-
-class RecordError(Exception):
-    """nbgrader could not record one submission; the message names it and says why."""
 
 
 class NbgraderCourse:
@@ -44,18 +36,9 @@ class NbgraderCourse:
 
     @classmethod
     def detect(cls, paths: Iterable[Path]) -> NbgraderCourse | None:
-        """The course every PATH lies in (a course root, its ``submitted/`` or anything under
-        it), or None when none does; paths in and out of one course are a usage error."""
-        roots = {Path(path): _course_root(Path(path)) for path in paths}
-        found = {root for root in roots.values() if root is not None}
-        if not found:
-            return None
-        root = min(found)
-        stray = next((path for path, other in roots.items() if other != root), None)
-        if stray is not None:
-            raise CourseError(f"{stray}: not in the nbgrader course {root}; grade it in a separate run "
-                              "(one run records into one course's gradebook)")
-        return cls(root)
+        """The course every PATH lies in, or None (``where.course_root``)."""
+        root = course_root(paths)
+        return None if root is None else cls(root)
 
     def check(self, assignment: str, notebook: str, points: Mapping[str, float]) -> None:
         """Before grading: the gradebook knows ``assignment`` and its ``notebook``, and its test
@@ -233,19 +216,6 @@ class _Collect(logging.Handler):
         if tracebacks:
             return tracebacks[-1].splitlines()[-1]
         return errors[0].splitlines()[0] if errors else "no reason given"
-
-
-def _course_root(path: Path) -> Path | None:
-    """The course root of ``path``: the path itself, or the parent of a ``submitted`` above it."""
-    path = Path(os.path.abspath(path))
-    if _is_course(path) and (path / "submitted").is_dir():
-        return path
-    return next((folder.parent for folder in [path, *path.parents]
-                 if folder.name == "submitted" and _is_course(folder.parent)), None)
-
-
-def _is_course(folder: Path) -> bool:
-    return (folder / "nbgrader_config.py").is_file() or (folder / "gradebook.db").is_file()
 
 
 def swap_execute(preprocessors: list, writer: WriteAutograderOutputs | None) -> list:

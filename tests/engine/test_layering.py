@@ -62,3 +62,19 @@ def test_a_run_starts_without_compiling_iri_grammars():
                           cwd=PACKAGE.parent)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_a_run_imports_nbgrader_only_for_a_course():
+    """Does grading a plain folder start without nbgrader (seconds of imports), and does
+    looking for a course still find one?"""
+    import subprocess
+    import sys
+    probe = ("import sys, autograder.run, autograder.pipeline, autograder.session\n"
+             "from autograder.gradebook import course_root\n"
+             "print(any(m.startswith('nbgrader') for m in sys.modules), course_root(['examples']))\n"
+             "from autograder.gradebook import NbgraderCourse\n"
+             "print('nbgrader' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          cwd=PACKAGE.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "None", "True"]
