@@ -5,7 +5,8 @@ submission, its stem the student id), nbgrader's ``submitted/`` folder
 (``submitted/<student_id>/<assignment>/<notebook>.ipynb``), one student's folder of it
 (``submitted/<id>`` or ``submitted/<id>/<assignment>``), or a course root that contains
 ``submitted/``. In a folder of notebooks, a folder that holds ``<assignment>/`` is a student's
-folder as in ``submitted/``. Hidden entries (Jupyter's ``.ipynb_checkpoints``) are not read.
+folder as in ``submitted/``, and so is one that holds the assignment's notebook itself
+(``kim/attention_scoring.ipynb``, as LMSs export a folder per student). Hidden entries (Jupyter's ``.ipynb_checkpoints``) are not read.
 
 In a student's assignment folder the notebook graded is the assignment's (``notebook`` of
 grader.yml); where it is missing and exactly one other ``.ipynb`` is there, that one is graded
@@ -129,6 +130,8 @@ class _Walk:
             self._add(student_id(entry.name), held, _refused(self._shown(held)))
         elif held.is_dir():
             self._student(entry.name, held)
+        elif not nbgrader and os.path.lexists(path / self.notebook):
+            self._student(entry.name, path)  # an LMS's folder per student: kim/attention_scoring.ipynb
         elif nbgrader:
             return  # a student of the course who has not handed in this assignment
         elif depth < MAX_DEPTH:

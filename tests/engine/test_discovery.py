@@ -107,3 +107,14 @@ def test_cp1251_and_its_spelled_out_escape_are_two_students(tmp_path):
     ids = sorted(s.student_id for s in found(tmp_path).submissions)
     assert ids == ["\\\\xc8\\\\xe2\\\\xe0\\\\xed\\\\xee\\\\xe2", "\\xc8\\xe2\\xe0\\xed\\xee\\xe2"]
     assert len({file_stem(sid) for sid in ids}) == 2
+
+
+def test_a_folder_per_student_holding_the_assignments_notebook_is_named_by_the_folder(tmp_path):
+    """An LMS export: kim/attention_scoring.ipynb, lee/attention_scoring.ipynb (and lee's Untitled):
+    two students, not one id twice."""
+    put(tmp_path / "kim" / NB)
+    put(tmp_path / "lee" / NB)
+    put(tmp_path / "lee" / "Untitled.ipynb")
+    result = found(tmp_path)
+    assert {s.student_id: s.shown for s in result.submissions} == {"kim": f"kim/{NB}", "lee": f"lee/{NB}"}
+    assert [shown for shown, _ in result.not_graded] == ["lee/Untitled.ipynb"]
