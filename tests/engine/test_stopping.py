@@ -65,9 +65,9 @@ def start(batch: Path, out: Path, marker: str | None, log: Path) -> subprocess.P
     env = {k: v for k, v in os.environ.items() if k != RUN_MARKER}
     if marker is not None:
         env[RUN_MARKER] = marker
-    with log.open("w") as stderr:
+    with log.open("w") as output:  # the summary goes to stdout, errors to stderr: the log keeps both
         return subprocess.Popen(command(batch, out), env=env, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+                                stdout=output, stderr=subprocess.STDOUT)
 
 
 def wait_mid_batch(grader: subprocess.Popen, out: Path, marker: str) -> dict:
@@ -95,7 +95,7 @@ def test_a_stopped_batch_ends_its_processes_keeps_results_and_resumes(batch, who
     within seconds, with 128 + the signal, leave no process of the run within 5 s, keep every
     finished result intact, say how to resume, and does the same command then finish the
     batch, grading only what was missing, with the uninterrupted run's results?"""
-    out, marker, log = tmp_path / "out", new_marker("stop"), tmp_path / "stderr.txt"
+    out, marker, log = tmp_path / "out", new_marker("stop"), tmp_path / "log.txt"
     grader = start(batch, out, marker, log)
     seen = wait_mid_batch(grader, out, marker)
     sent = time.monotonic()
