@@ -173,6 +173,7 @@ def test_cluster_grades_exactly_like_the_local_pool(head, worker, local_results,
     """Does `--executor ray` on a head and a worker node give every example notebook the
     same result as the local pool (scores, checks, messages, errors, fingerprints)?"""
     started = time.monotonic()
+    scratch_before = set(Path(tempfile.gettempdir()).glob("autograder-ray-*"))
     run = grade(str(EXAMPLES), "--assignment", "attention_scoring", "--output", str(tmp_path),
                 "--executor", "ray", "--address", head.address)
     print(f"ray start: head {head.start_s:.1f} s, worker {worker.start_s:.1f} s; "
@@ -180,6 +181,7 @@ def test_cluster_grades_exactly_like_the_local_pool(head, worker, local_results,
     assert run.returncode == 0, run.stderr[-3000:]
     for student in ("correct", "buggy", "hostile", "untouched"):
         assert graded(tmp_path, student) == graded(local_results, student), student
+    assert set(Path(tempfile.gettempdir()).glob("autograder-ray-*")) <= scratch_before  # each slot cleans up
 
 
 @on_cluster
