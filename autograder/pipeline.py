@@ -119,6 +119,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission) -> Submissio
         notebook = None
     if notebook is not None:
         assemble(notebook, batch.source, batch.settings.autograded, plan)
+        result.solutions = solution_cells(plan, batch.settings.autograded)
     result.warnings += plan.warnings
     result.errors += plan.errors
     result.timing["read"] = round(time.monotonic() - started, 4)
@@ -129,6 +130,15 @@ def grade_submission(sandbox, batch: Batch, submission: Submission) -> Submissio
     result.timing["total"] = round(time.monotonic() - started, 4)
     result.timing["grader_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return result
+
+
+MAX_SOLUTION_CHARS = 64 * 1024  # per task: far above any real answer, a bound on what is kept
+
+
+def solution_cells(plan: CellPlan, tasks: list[str]) -> dict[str, str]:
+    """Each task's solution cell as the student wrote it (magics removed), for the class
+    report's similarity; a notebook without nbgrader metadata has none by grade id."""
+    return {label: source[:MAX_SOLUTION_CHARS] for label, source in plan.cells if label in tasks}
 
 
 def _other_assignment(batch: Batch, notebook) -> str | None:

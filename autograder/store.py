@@ -13,7 +13,6 @@ spreadsheet formula.
 """
 import contextlib
 import csv
-import hashlib
 import io
 import json
 import os
@@ -22,53 +21,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import solutions
 from .config import ConfigError
+from .files import clean, clean_text, file_stem, spreadsheet_safe
 from .pages import write_student_page
 from .report import check_message, feedback_markdown, issue_message
 from .results import SubmissionResult
 
-MAX_NAME_BYTES = 160         # leaves room for ".<name>.<random>.tmp" within 255 bytes
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 MARKER = ".autograder-assignment"
-
-
-def clean_text(value: str) -> str:
-    """``value`` as valid UTF-8: undecodable bytes (surrogate escapes) and lone surrogates
-    become ``\\xNN`` escapes of their bytes."""
-    try:
-        raw = value.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raw = value.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "backslashreplace")
-
-
-def clean(value):
-    """``clean_text`` on every string of a JSON-like tree."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, list):
-        return [clean(item) for item in value]
-    if isinstance(value, dict):
-        return {clean_text(str(key)): clean(item) for key, item in value.items()}
-    return value
-
-
-def file_stem(student_id: str) -> str:
-    """A file name for ``student_id``: the id itself when it is a safe name that fits,
-    else a readable prefix and a digest of the whole id."""
-    name = clean_text(student_id).replace("/", "_").replace("\0", "_")
-    if name.startswith("."):
-        name = "_" + name
-    if name and len(name.encode("utf-8")) <= MAX_NAME_BYTES:
-        return name
-    digest = hashlib.sha256(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    prefix = name.encode("utf-8")[:MAX_NAME_BYTES - 17].decode("utf-8", "ignore")
-    return f"{prefix}~{digest}"
-
-
-def spreadsheet_safe(value: str) -> str:
-    """A text cell that a spreadsheet will not run as a formula."""
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
 class OutputFolder:
@@ -97,7 +57,7 @@ class OutputFolder:
         self._remove_leftovers()
 
     def _remove_leftovers(self) -> None:
-        for folder in (self.path, self.path / "feedback", self.path / "timing"):
+        for folder in (self.path, self.path / "feedback", self.path / "timing", self.path / solutions.FOLDER):
             for leftover in folder.glob(".*.tmp"):
                 leftover.unlink()  # a write cut short by a killed run
 
@@ -131,7 +91,8 @@ class OutputFolder:
         self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
         write_student_page(result, self.path / "feedback" / f"{stem}.html", self.language)
         self._write(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
-        data = result.model_dump(mode="json", exclude=_TIMING_FIELDS)
+        solutions.save(self.path, result.student_id, result.solutions)
+        data = result.model_dump(mode="json", exclude=_KEPT_APART)
         self._write(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
         return result
 
@@ -172,7 +133,10 @@ class OutputFolder:
         os.replace(tmp, path)
 
 
-_TIMING_FIELDS = {"timing": True, "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds"}}}}}
+# Kept beside the result, not in it: timings (a result is byte-identical however often it is
+# graded) and the solution cells (solutions.py).
+_KEPT_APART = {"timing": True, "solutions": True,
+               "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds"}}}}}
 
 
 def _timing(result: SubmissionResult) -> dict:

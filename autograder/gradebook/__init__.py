@@ -21,9 +21,11 @@ Torch-free. Call it from the driver process only: the gradebook is one sqlite fi
     course = NbgraderCourse.detect(paths)            # None: not an nbgrader course
     course.check(assignment, notebook, points)       # before grading; CourseError = usage error
     course.record(result, submitted_notebook)        # per result; RecordError names the student
+    recorded_points(results_folder, assignment, tasks)   # the TA's written answers' points, later
 """
 from .course import CourseError, NbgraderCourse, RecordError, swap_execute
+from .manual import entered_points, recorded_points, remember_course
 from .steps import RestoreCellRoles, WriteAutograderOutputs
 
 __all__ = ["CourseError", "NbgraderCourse", "RecordError", "RestoreCellRoles", "WriteAutograderOutputs",
-           "swap_execute"]
+           "entered_points", "recorded_points", "remember_course", "swap_execute"]

@@ -1,33 +1,60 @@
 """The TA's class report: ``DIR/report.html`` and ``DIR/report.md``.
 
-What a lecturer reads before the next lecture: how the scores spread, which tasks and checks
-the class passed, which known mistakes it made and who made them, whose submission had
-errors (with the crashed cell's source and traceback), and where the grading time went.
-The numbers come from ``class_stats``; this module only lays them out.
+What a lecturer reads before the next lecture: how the scores spread (autograded, and the
+written answers once entered), which tasks and checks the class passed, which known mistakes
+it made and who made them, the failures no known mistake explains that students share, which
+solutions are alike, whose submission had errors (with the crashed cell's source and
+traceback), and where the grading time went. The numbers come from ``class_stats``; this
+module only lays them out, and writes the two tables beside the report: ``similarity.csv``
+(``task,student_a,student_b,similarity``) and ``unexplained.csv`` (``task,check,group,student_id``).
 """
+from collections import defaultdict
 from pathlib import Path
 
 from .. import texts
-from ..results import SubmissionResult, text
+from ..course import COURSE, Course
+from ..files import csv_text
+from ..results import Finding, SubmissionResult, text
+from ..similarity import FLAG, Pair, discounted_code, kept_cells, similar_pairs
 from . import class_markdown, figures
-from .class_markdown import phases_text, summary_texts
+from .class_markdown import LISTED_PAIRS, SIMILARITY_CSV, UNEXPLAINED_CSV, phases_text, summary_texts
 from .class_stats import ClassStats, Rate, bin_width, by_task, summarise
 from .markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
 from .student import check_title, issue_line, mistake_name
+from .unexplained import Group
 
 VISIBLE_TIMINGS = 10  # the slowest submissions shown; the others fold away
-TIMING_WIDTHS = (42, 20, 38)
+TIMING_WIDTHS = (26, 13, 31, 17, 13)
+SIDE_BY_SIDE = 3      # a task's most alike pairs shown with their code; the next ones listed
 
 
 def write_class_report(results: list[SubmissionResult], folder: Path, language: str,
-                       task_checks: dict[str, list[str]]) -> tuple[Path, Path]:
-    """Write ``folder/report.html`` and ``folder/report.md`` for the batch's ``results``;
-    ``task_checks`` is grader.yml's tasks with their check names, in order (manual: [])."""
-    stats = summarise(results, task_checks)
+                       task_checks: dict[str, list[str]], entered: dict[str, dict[str, float]] | None = None,
+                       course: Course = COURSE) -> tuple[Path, Path]:
+    """Write ``folder/report.html``, ``report.md``, ``similarity.csv`` and ``unexplained.csv``
+    for ``results`` (every result of the folder); ``task_checks`` is grader.yml's tasks with
+    their check names, in order (manual: []); ``entered`` the written answers' points known
+    (student -> task -> points). The solution cells compared are those kept in ``folder``."""
+    stats = summarise(results, task_checks, entered, _similar_of(results, folder, course))
     html_path, markdown_path = folder / "report.html", folder / "report.md"
     write_atomically(html_path, report_html(stats, language))
     write_atomically(markdown_path, class_markdown.report_markdown(stats, language))
+    write_atomically(folder / SIMILARITY_CSV, csv_text(
+        ["task", "student_a", "student_b", "similarity"],
+        ([p.task, p.student_a, p.student_b, p.similarity] for p in stats.similar)))
+    write_atomically(folder / UNEXPLAINED_CSV, csv_text(
+        ["task", "check", "group", "student_id"],
+        ([g.task, g.check, g.number, student] for g in stats.unexplained for student in g.students)))
     return html_path, markdown_path
+
+
+def _similar_of(results: list[SubmissionResult], folder: Path, course: Course) -> tuple[list[Pair], list[str]]:
+    """The similar pairs among the cells kept in ``folder``, and who had none to compare."""
+    if not results:
+        return [], []
+    cells, _ = kept_cells(folder, [r.student_id for r in results])
+    not_compared = sorted(r.student_id for r in results if not cells.get(r.student_id) and not r.errors)
+    return similar_pairs(cells, discounted_code(course, results[0].assignment)), not_compared
 
 
 def report_html(stats: ClassStats, language: str) -> str:
@@ -37,8 +64,9 @@ def report_html(stats: ClassStats, language: str) -> str:
                         language)
     # The class's mistakes right after the task summary: what a lecturer reads first.
     parts = [f"<h1>{esc(title)}</h1>", _scores(stats, language), _tasks(stats, language),
-             _mistakes(stats, language), _checks(stats, language), _errors(stats, language),
-             _warnings(stats, language), _timing(stats, language), _slow_checks(stats, language)]
+             _mistakes(stats, language), _unexplained(stats, language), _similar(stats, language),
+             _checks(stats, language), _errors(stats, language), _warnings(stats, language),
+             _timing(stats, language), _slow_checks(stats, language)]
     return document(title, "".join(parts), language)
 
 
@@ -66,6 +94,9 @@ def _tasks(stats: ClassStats, language: str) -> str:
     rows = [[ident(rate.task), _share(rate, language),
              f"{number(rate.mean_score, language)} / {number(rate.max_score, language)}"]
             for rate in stats.task_rates]
+    rows += [[f"{ident(w.task)}<br><small>{say(text('page.report.written'), language)}</small>",
+              say(text("page.report.entered", entered=w.entered, count=w.total), language),
+              f"{number(w.mean_score, language)} / {number(w.max_score, language)}"] for w in stats.written]
     headers = [say(text("term.task"), language), say(text("page.report.full_marks"), language),
                say(text("page.report.mean_score"), language)]
     explain = say(text("page.report.pass_rate_explained", count=stats.students), language)
@@ -133,16 +164,18 @@ def _warnings(stats: ClassStats, language: str) -> str:
 
 
 def _timing(stats: ClassStats, language: str) -> str:
-    rows = [[ident(t.student), number(t.total, language), esc(phases_text(t.phases, language))]
+    rows = [[ident(t.student), number(t.total, language), esc(phases_text(t.phases, language)),
+             f"{number(t.requests, language)}; {number(t.worker_s, language)}", number(t.peak_mb, language)]
             for t in stats.timings]
     headers = [say(text("page.student"), language), say(text("page.report.total_s"), language),
-               say(text("page.report.phases_s"), language)]
+               say(text("page.report.phases_s"), language), say(text("page.report.worker"), language),
+               say(text("page.report.peak_mb"), language)]
     explain = say(text("page.report.timing_explained"), language)
-    shown = table(headers, rows[:VISIBLE_TIMINGS], TIMING_WIDTHS, numeric={1})
+    shown = table(headers, rows[:VISIBLE_TIMINGS], TIMING_WIDTHS, numeric={1, 3, 4})
     if len(rows) > VISIBLE_TIMINGS:
         more = say(text("page.report.more_students", count=len(rows) - VISIBLE_TIMINGS), language)
         shown += (f"<details><summary>{more}</summary>"
-                  f"{table(headers, rows[VISIBLE_TIMINGS:], TIMING_WIDTHS, numeric={1})}</details>")
+                  f"{table(headers, rows[VISIBLE_TIMINGS:], TIMING_WIDTHS, numeric={1, 3, 4})}</details>")
     return f"{_h2('page.report.timing', language)}<p class=\"explain\">{explain}</p>{shown}"
 
 
@@ -152,3 +185,85 @@ def _slow_checks(stats: ClassStats, language: str) -> str:
     headers = [say(text("term.check"), language), say(text("page.report.mean_s"), language),
                say(text("page.report.slowest_for"), language)]
     return f"{_h2('page.report.slowest', language)}{table(headers, rows, (52, 18, 30), numeric={1})}"
+
+
+def _unexplained(stats: ClassStats, language: str) -> str:
+    explain = say(text("page.report.unexplained_explained", file=UNEXPLAINED_CSV), language)
+    parts = [_h2("page.report.unexplained", language), f'<p class="explain">{explain}</p>']
+    if not stats.unexplained:
+        return "".join(parts) + f"<p>{say(text('page.report.no_unexplained'), language)}</p>"
+    places: dict[tuple[str, str], list[Group]] = defaultdict(list)
+    for group in stats.unexplained:
+        places[(group.task, group.check)].append(group)
+    for (task, check), groups in places.items():
+        parts.append(f"<h3>{ident(task)}: {check_title(check, language)}</h3>")
+        parts += [_group(group, language) for group in groups if len(group.students) > 1]
+        single = [group for group in groups if len(group.students) == 1]
+        if single:
+            items = "".join(_group(group, language) for group in single)
+            more = say(text("page.report.single_groups", count=len(single)), language)
+            parts.append(f"<details><summary>{more}</summary>{items}</details>")
+    return "".join(parts)
+
+
+def _group(group: Group, language: str) -> str:
+    head = (f'{say(text("page.report.group", number=group.number), language)} · '
+            f'{say(text("page.report.group_size", count=len(group.students)), language)}')
+    students = ", ".join(ident(s) for s in group.students)
+    detail = _example(group.finding, language) if group.finding is not None else code_block(group.message)
+    return f'<article class="check"><h4>{head}</h4>{detail}<p><small>{students}</small></p></article>'
+
+
+def _example(finding: Finding, language: str) -> str:
+    """What the group's students share: the problem, the example, what was expected and got."""
+    rows = [("feedback.input", code_block(finding.case_code))] if finding.case_code else []
+    for label, value in (("feedback.expected", finding.expected), ("feedback.got", finding.got)):
+        if value is not None:
+            rows.append((label, code_block(value) if isinstance(value, str) else say(value, language)))
+    items = "".join(f"<dt>{say(text(label), language)}</dt><dd>{value}</dd>" for label, value in rows)
+    return f'<p class="problem">{say(finding.problem, language)}</p><dl>{items}</dl>'
+
+
+def _similar(stats: ClassStats, language: str) -> str:
+    explain = say(text("page.report.similar_explained", flag=number(FLAG, language), file=SIMILARITY_CSV),
+                  language)
+    parts = [_h2("page.report.similar", language), f'<p class="explain">{explain}</p>']
+    if not stats.similar:
+        parts.append(f"<p>{say(text('page.report.no_similar'), language)}</p>")
+    tasks: dict[str, list[Pair]] = defaultdict(list)
+    for pair in stats.similar:
+        tasks[pair.task].append(pair)
+    headers = [say(text("page.report.pair"), language), say(text("page.report.similarity"), language)]
+    for task, pairs in tasks.items():
+        parts.append(f"<h3>{ident(task)}</h3>")
+        parts += [_side_by_side(pair, language) for pair in pairs[:SIDE_BY_SIDE]]
+        rest = [[f"{ident(p.student_a)} · {ident(p.student_b)}", number(p.similarity, language)]
+                for p in pairs[SIDE_BY_SIDE:LISTED_PAIRS]]
+        if rest:
+            more = say(text("page.report.more_pairs", count=len(pairs) - SIDE_BY_SIDE, task=task), language)
+            parts.append(f"<details><summary>{more}</summary>{table(headers, rest, (75, 25), numeric={1})}</details>")
+    if stats.not_compared:
+        note = text("page.report.not_compared", count=len(stats.not_compared), students=", ".join(stats.not_compared))
+        parts.append(f'<p class="explain">{say(note, language)}</p>')
+    return "".join(parts)
+
+
+def _side_by_side(pair: Pair, language: str) -> str:
+    similarity = say(text("page.report.similarity"), language)
+    head = f"{ident(pair.student_a)} · {ident(pair.student_b)} — {similarity} {number(pair.similarity, language)}"
+    cells = "".join(f"<div><p><small>{ident(student)}</small></p><pre><code>{_marked(code, marks)}</code></pre></div>"
+                    for student, code, marks in ((pair.student_a, pair.code_a, pair.marks_a),
+                                                 (pair.student_b, pair.code_b, pair.marks_b)))
+    return f'<article class="flag"><h4>{head}</h4><div class="pair">{cells}</div></article>'
+
+
+def _marked(code: str, marks: tuple[tuple[int, int], ...]) -> str:
+    """``code`` escaped, the spans the other cell shares in ``<mark>``."""
+    parts, at = [], 0
+    for start, end in sorted(marks):
+        start = max(start, at)
+        if end <= start:
+            continue
+        parts += [esc(code[at:start]), f"<mark>{esc(code[start:end])}</mark>"]
+        at = end
+    return "".join(parts) + esc(code[at:])
