@@ -1,6 +1,7 @@
 """The command line (SPEC §3): thin verbs over library calls.
 
     autograder grade PATH... --assignment NAME --output DIR
+    autograder export DIR --format csv|canvas|moodle --output FILE [--roster LMS.csv] [--column NAME] [--match COLUMN]
     autograder release
 
 Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
@@ -66,6 +67,35 @@ def grade(
 
 
 @app.command()
+def export(
+    folder: Annotated[Path, typer.Argument(help="the --output folder of autograder grade")],
+    format: Annotated[str, typer.Option("--format", help="csv, canvas (fills a column of Canvas's gradebook "
+                                                         "CSV) or moodle (Moodle's grade-import CSV)")],
+    output: Annotated[Path, typer.Option(help="the file to write")],
+    roster: Annotated[Optional[Path], typer.Option(help="the gradebook CSV downloaded from the LMS "
+                                                        "(canvas: required; moodle: its users only)")] = None,
+    column: Annotated[Optional[str], typer.Option(help="the grade column: Canvas's 'Title (id)' header "
+                                                       "(default: the assignment's), Moodle's (default: "
+                                                       "the assignment's name)")] = None,
+    match: Annotated[Optional[str], typer.Option(help="the roster column holding our student ids "
+                                                      "(default: SIS Login ID on Canvas, username on Moodle)")] = None,
+) -> None:
+    """Write FOLDER's grades (autograded plus the written answers entered) for a spreadsheet or an LMS."""
+    from .config import ConfigError
+    from .export import ExportOptions
+    from .export import export as write_export
+    try:
+        done = write_export(ExportOptions(folder, format, output, roster, column, match))
+    except ConfigError as error:
+        for line in str(error).splitlines():
+            console.print(f"[red]error:[/red] {line}")
+        raise typer.Exit(2) from None
+    for note in done.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    console.print(f"wrote {done.path}: {done.students} students with a score")
+
+
+@app.command()
 def release(
     into: Annotated[Optional[Path], typer.Option(help="folder for the student versions "
                                                      "(default: the repository's student_template/)")] = None,
@@ -126,12 +156,10 @@ def _task_table(run, seconds: float) -> None:
 
 def _scores_and_problems(run) -> None:
     from .run import signal_name
+    from .totals import class_lines
     results = list(run.results.values())
-    if results:
-        first = results[0]
-        mean = sum(r.autograded_score for r in results) / len(results)
-        console.print(f"mean autograded score {mean:.2f} / {first.autograded_max:g}; manual points pending "
-                      f"{first.manual_max:g} per student (written answers, graded by the TA)")
+    if run.totals:
+        console.print("; ".join(class_lines(run.totals, "en")))
     with_errors = sorted(sid for sid, r in run.results.items() if r.errors)
     if with_errors:
         console.print(f"students with errors ({len(with_errors)}): {', '.join(with_errors)} "

@@ -21,10 +21,11 @@ import difflib
 import io
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ConfigError
+from .config import AssignmentConfig, ConfigError
 from .files import FORMULA_STARTS, clean_text
 
 FILE = "manual_points.csv"
@@ -44,11 +45,10 @@ class ManualPoints:
     points: dict[str, dict[str, float]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
 
-    def unknown_students(self, student_ids) -> list[str]:
-        """Notes for the ids of the file that have no result among ``student_ids``."""
-        known = {clean_text(sid) for sid in student_ids}
+    def unknown_students(self, has_result: Callable[[str], bool]) -> list[str]:
+        """Notes naming the ids of the file that have no result (``has_result`` says which do)."""
         return [f"{self.path}: row {row}: no result for student {sid!r}; their points wait until "
-                "they are graded (or fix the id)" for sid, row in self.rows.items() if sid not in known]
+                "they are graded (or fix the id)" for sid, row in self.rows.items() if not has_result(sid)]
 
     def of(self, student_id: str) -> dict[str, float]:
         return self.points.get(clean_text(student_id), {})
@@ -60,6 +60,11 @@ class Tasks:
     assignment: str
     manual: dict[str, float]      # written task -> its maximum
     autograded: list[str]
+
+    @classmethod
+    def of(cls, assignment: str, spec: AssignmentConfig) -> "Tasks":
+        return cls(assignment, {t: spec.points(t) for t in spec.tasks if spec.is_manual(t)},
+                   [t for t in spec.tasks if not spec.is_manual(t)])
 
 
 def read_manual_points(folder: Path, tasks: Tasks) -> ManualPoints:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
-from .gradebook import NbgraderCourse, RecordError
+from .gradebook import CourseError, NbgraderCourse, RecordError, entered_points, remember_course
 from .grading import RunSettings
+from .manual_points import ManualPoints, Tasks, read_manual_points
 from .pages import write_class_report
 from .pipeline import Batch, read_submission
 from .pool import Stopped, grade_all
@@ -24,6 +25,7 @@ from .runmarker import RUN_MARKER
 from .sandbox import set_up_torch
 from .store import OutputFolder
 from .submissions import Submission, find_submissions
+from .totals import Total, total_of
 
 
 @dataclass
@@ -53,6 +55,8 @@ class GradeRun:
     stopped_by: int | None = None
     report: Path | None = None
     executor: str = "local"
+    manual: ManualPoints | None = None          # DIR/manual_points.csv, read before grading
+    totals: list[Total] = field(default_factory=list)   # this run's results with their written answers
 
     def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None) -> int:
         pending = []
@@ -77,12 +81,31 @@ class GradeRun:
                 self._grade_all()(self.batch, pending, self.jobs, deliver)
         except Stopped as stop:
             self.stopped_by = stop.signum
-        self.folder.write_grades(list(self.results.values()), list(self.batch.settings.spec.tasks))
-        self.report = write_class_report(list(self.results.values()), self.folder.path, self.folder.language,
-                                         self.batch.settings.task_checks)[0]
+        self._write_summaries()
         if self.stopped_by is not None:
             return 128 + self.stopped_by
         return 1 if self.failed else 0
+
+    def _write_summaries(self) -> None:
+        """grades.csv and the class report, with the written answers' points known now."""
+        if self.manual is not None:
+            self.folder.notes += self.manual.unknown_students(lambda sid: self.folder.result_path(sid).is_file())
+        results, entered = list(self.results.values()), self._entered()
+        self.totals = [total_of(result, entered) for result in results]
+        self.folder.write_grades(results, list(self.batch.settings.spec.tasks), entered)
+        self.report = write_class_report(results, self.folder.path, self.folder.language,
+                                         self.batch.settings.task_checks, entered)[0]
+
+    def _entered(self) -> dict[str, dict[str, float]]:
+        """The written answers' points known now: the course's gradebook, manual_points.csv over it."""
+        from_file = self.manual.points if self.manual is not None else {}
+        try:
+            return entered_points(self.folder.path, self.batch.settings.assignment,
+                                  list(Tasks.of(self.batch.settings.assignment, self.batch.settings.spec).manual),
+                                  from_file)
+        except CourseError as error:
+            self.folder.notes.append(f"nbgrader: {error}")
+            return from_file
 
     def _record(self, submission: Submission, result: SubmissionResult) -> None:
         """Into the nbgrader course's gradebook and autograded/, when grading one."""
@@ -145,8 +168,11 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
                        {task: settings.spec.points(task) for task in settings.autograded})
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
+    manual = read_manual_points(folder.path, Tasks.of(options.assignment, settings.spec))
+    if nbgrader is not None:
+        remember_course(folder.path, nbgrader.root)
     batch = Batch(settings, config, config_bytes, course, options.force)
-    return GradeRun(batch, folder, submissions, jobs, nbgrader, executor=options.executor)
+    return GradeRun(batch, folder, submissions, jobs, nbgrader, executor=options.executor, manual=manual)
 
 
 def _check_executor(options: Options) -> None:

@@ -2,8 +2,10 @@
 
 One folder holds one assignment. For each student: ``<id>.json`` (SPEC §3, texts rendered
 in the configured language, and the structured findings that the pages re-render),
-``feedback/<id>.md``, and ``timing/<id>.json`` (seconds per phase and per check: kept out
-of the result so that a result is byte-identical however often it is graded).
+``feedback/<id>.md``, ``timing/<id>.json`` (seconds per phase and per check: kept out of the
+result so that a result is byte-identical however often it is graded) and
+``solutions/<id>.json`` (the solution cells it was graded from, for the class report's
+similar solutions: ``autograder.solutions``).
 
 Every string written passes ``clean_text``, one rule for text that is not valid UTF-8:
 each undecodable byte becomes ``\\xNN`` (so a cp1251 file name unpacked on Linux keeps a
@@ -12,8 +14,6 @@ full id stays inside the JSON and in grades.csv. No text cell of grades.csv star
 spreadsheet formula.
 """
 import contextlib
-import csv
-import io
 import json
 import os
 import tempfile
@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from . import solutions
 from .config import ConfigError
-from .files import clean, clean_text, file_stem, spreadsheet_safe
+from .files import clean, clean_text, csv_text, file_stem
 from .pages import write_student_page
 from .report import check_message, feedback_markdown, issue_message
 from .results import SubmissionResult
@@ -84,6 +84,23 @@ class OutputFolder:
                 _apply_timing(result, json.loads(timing.read_text(encoding="utf-8")))
         return result
 
+    def load_all(self) -> list[SubmissionResult]:
+        """Every result in the folder, validated, by student id; a JSON that is not a result of
+        this folder's assignment is noted and left out."""
+        found = []
+        for path in sorted(self.path.glob("*.json")):
+            try:
+                result = SubmissionResult.model_validate_json(path.read_bytes())
+            except (ValidationError, ValueError, OSError) as error:
+                self.notes.append(f"{path}: not a result this grader wrote ({str(error).splitlines()[0][:200]}); "
+                                  "left out")
+                continue
+            if result.assignment != self.assignment or path != self.result_path(result.student_id):
+                self.notes.append(f"{path}: holds {result.student_id!r} of {result.assignment!r}; left out")
+                continue
+            found.append(result)
+        return sorted(found, key=lambda r: r.student_id)
+
     def save(self, result: SubmissionResult) -> SubmissionResult:
         """The result, its feedback (Markdown and HTML) and its timings, each written
         atomically; returns the result as written (rendered, clean text)."""
@@ -108,18 +125,20 @@ class OutputFolder:
                 check.message = check_message(check, self.language)
         return SubmissionResult.model_validate(clean(copy.model_dump(mode="json")))
 
-    def write_grades(self, results: list[SubmissionResult], task_ids: list[str]) -> Path:
-        """grades.csv: student_id, assignment, score, max_score, then one column per task."""
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["student_id", "assignment", "score", "max_score", *task_ids])
+    def write_grades(self, results: list[SubmissionResult], task_ids: list[str],
+                     entered: dict[str, dict[str, float]] | None = None) -> Path:
+        """grades.csv: student_id, assignment, score, max_score, then one column per task; a
+        written task's column holds the points entered for it (``entered``), empty until then.
+        ``score`` stays the autograded sum (SPEC §3)."""
+        entered = entered or {}
+        rows = []
         for result in sorted(results, key=lambda r: r.student_id):
             scores = {task.id: task.score for task in result.tasks}
-            writer.writerow([spreadsheet_safe(clean_text(result.student_id)), spreadsheet_safe(result.assignment),
-                             result.score, result.max_score,
-                             *("" if scores.get(t) is None else scores[t] for t in task_ids)])
+            scores |= entered.get(clean_text(result.student_id), {})
+            rows.append([result.student_id, result.assignment, result.score, result.max_score,
+                         *(scores.get(t) for t in task_ids)])
         path = self.path / "grades.csv"
-        self._write(path, out.getvalue())
+        self._write(path, csv_text(["student_id", "assignment", "score", "max_score", *task_ids], rows))
         return path
 
     def _write(self, path: Path, content: str) -> None:
