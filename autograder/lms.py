@@ -49,9 +49,6 @@ class Roster:
     def column(self, name: str, option: str) -> int:
         """The index of column ``name`` (``option`` is the flag that named it)."""
         names = [cell.strip() for cell in self.header]
-        if names.count(name) > 1:
-            raise RosterError(f"{self.path}: column {name!r} appears {names.count(name)} times; "
-                              f"rename the extra ones or name another column with {option}")
         if name not in names:
             close = difflib.get_close_matches(name, names, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -81,6 +78,11 @@ def read_roster(path: Path) -> Roster:
     rows = list(csv.reader(io.StringIO(text.removeprefix(BOM), newline="")))
     if not rows:
         raise RosterError(f"{path}: empty; give the CSV downloaded from the LMS")
+    names = [cell.strip() for cell in rows[0]]
+    repeated = next((name for name in names if name and names.count(name) > 1), None)
+    if repeated is not None:
+        raise RosterError(f"{path}: column {repeated!r} appears {names.count(repeated)} times, which no download "
+                          "from the LMS has; download it again (or rename the extra column)")
     first_line = text.split("\n", 1)[0]
     return Roster(path, rows[0], rows[1:], bom, "\r\n" if first_line.endswith("\r") else "\n")
 
