@@ -14,10 +14,11 @@ Renamed variables do not change the tokens; reordered lines keep their k-grams.
 A pair's similarity is copydetect's: the share of a cell's (non-boilerplate) tokens that
 the other cell has too, the larger of the two shares, so a copy padded with code of its own
 still scores what was copied. Everything runs locally, from the cells the store kept
-(``autograder.solutions``); copydetect's hashes are Python's ``hash`` of the k-grams, valid
-within one process only, so nothing here is stored.
+(``autograder.solutions``), with the k-grams hashed the same way in every process
+(``_copydetect``), so a class gets the same similarities on every run.
 """
 import functools
+import hashlib
 import io
 import itertools
 from collections import defaultdict
@@ -33,7 +34,7 @@ from .course import Course
 K = 15                 # characters of filtered code per k-gram
 WINDOW = 4             # winnowing window: a shared run of K + WINDOW - 1 characters is always seen
 MIN_COVERAGE = 2 * K   # a cell with less code of its own than this says nothing about copying
-FLAG = 0.8             # from this similarity up a pair is shown (measured: README, Similar solutions)
+FLAG = 0.75            # from this similarity up a pair is shown (measured: README, Similar solutions)
 CANDIDATE = 0.5        # share of shared hashes below which a pair cannot reach FLAG; not compared
 BOOK_FILES = ("book.py", "book_decoder.py")
 
@@ -100,12 +101,29 @@ def _pair(task: str, first: str, second: str, alike: tuple, source_a: str, sourc
     return Pair(task, first, second, similarity, source_a, source_b, marks_a, marks_b)
 
 
-# copydetect imports matplotlib's pyplot (for its own report): imported where a report is
-# written, never in a process that only grades.
+def _stable_kgrams(code: str, k: int) -> np.ndarray:
+    """Every k-gram's hash, the same in every process: the first 8 bytes of its BLAKE2b."""
+    return np.array([int.from_bytes(hashlib.blake2b(code[i:i + k].encode("utf-8", "surrogatepass"),
+                                                    digest_size=8).digest(), "little", signed=True)
+                     for i in range(len(code) - k + 1)], dtype=np.int64)
+
+
+@functools.cache
+def _copydetect():
+    """copydetect, with one change: it hashes k-grams with Python's ``hash``, which is salted
+    per process (PYTHONHASHSEED), so one class would score a little differently on every run
+    and a pair near FLAG would come and go; its winnowing gets ``_stable_kgrams`` instead.
+    Imported here, where a report is written, never in a process that only grades (copydetect
+    imports matplotlib's pyplot for its own report)."""
+    import copydetect
+    import copydetect.utils
+    copydetect.utils.hashed_kgrams = _stable_kgrams
+    return copydetect
+
+
 @functools.lru_cache(maxsize=4)
 def _boilerplate(discounted: str) -> np.ndarray:
-    from copydetect import CodeFingerprint
-    every_kgram = CodeFingerprint("discounted.py", K, 1, fp=io.StringIO(discounted), language="python")
+    every_kgram = _copydetect().CodeFingerprint("discounted.py", K, 1, fp=io.StringIO(discounted), language="python")
     return np.array(sorted(every_kgram.hashes), dtype=np.int64)
 
 
@@ -115,8 +133,7 @@ def _boilerplate(discounted: str) -> np.ndarray:
 def _fingerprint(source: str, discounted: str):
     """copydetect's fingerprint of ``source`` without the discounted code, or None when too
     little of the cell is its own."""
-    from copydetect import CodeFingerprint
-    printed = CodeFingerprint("cell.py", K, WINDOW, boilerplate=_boilerplate(discounted),
+    printed = _copydetect().CodeFingerprint("cell.py", K, WINDOW, boilerplate=_boilerplate(discounted),
                               fp=io.StringIO(source), language="python")
     return printed if printed.token_coverage >= MIN_COVERAGE else None
 
@@ -138,8 +155,7 @@ def _candidates(prints: dict) -> list[tuple[str, str]]:
 
 def _compared(printed_a, printed_b) -> tuple[float, tuple, tuple] | None:
     """(similarity, spans of a, spans of b) when at or above FLAG, else None."""
-    from copydetect import compare_files
-    _, (share_a, share_b), (slices_a, slices_b) = compare_files(printed_a, printed_b)
+    _, (share_a, share_b), (slices_a, slices_b) = _copydetect().compare_files(printed_a, printed_b)
     similarity = float(min(1.0, max(share_a, share_b)))
     if similarity < FLAG:
         return None

@@ -258,12 +258,17 @@ def _side_by_side(pair: Pair, language: str) -> str:
 
 
 def _marked(code: str, marks: tuple[tuple[int, int], ...]) -> str:
-    """``code`` escaped, the spans the other cell shares in ``<mark>``."""
-    parts, at = [], 0
-    for start, end in sorted(marks):
-        start = max(start, at)
-        if end <= start:
-            continue
-        parts += [esc(code[at:start]), f"<mark>{esc(code[start:end])}</mark>"]
-        at = end
-    return "".join(parts) + esc(code[at:])
+    """``code`` escaped, each line that the other cell mostly shares in ``<mark>`` (copydetect's
+    spans end mid-token, where its filtered code maps back to the cell, and run over comments,
+    which it drops; whole lines of code read better)."""
+    shown, at = [], 0
+    for line in code.split("\n"):
+        indent = len(line) - len(line.lstrip())
+        start, end = at + indent, at + len(line)
+        at += len(line) + 1
+        shared = sum(max(0, min(e, end) - max(s, start)) for s, e in marks)
+        if line.strip() and not line.lstrip().startswith("#") and 2 * shared >= end - start:
+            shown.append(f"{esc(line[:indent])}<mark>{esc(line[indent:])}</mark>")
+        else:
+            shown.append(esc(line))
+    return "\n".join(shown).strip("\n")

@@ -6,14 +6,15 @@ check the same way fail it on the same shrunk example with the same output: a gr
 task, the failing check, the example's code and what the code gave (the ``got`` value; for
 code that raised, the error's type and message, not the line it raised at, which is each
 student's own). Largest group first, numbered within its task and check. A task left as the
-template has it (``NotImplementedError``) is not a mistake and is left out. A group a TA
+template has it (its stub's ``NotImplementedError``) is not a mistake, and a task in which a
+check named a catalogued mistake is explained: all their failures are left out. A group a TA
 recognises is a candidate for the catalogue of mistakes.
 """
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..results import Finding, SubmissionResult, Text
+from ..results import Finding, SubmissionResult, TaskResult, Text
 
 UNTOUCHED = "NotImplementedError"   # what the released template's stubs raise
 
@@ -33,12 +34,13 @@ def unexplained_groups(results: list[SubmissionResult], task_checks: dict[str, l
     groups: dict[tuple, Group] = {}
     for result in sorted(results, key=lambda r: r.student_id):
         for task in result.tasks:
+            if _untouched(task) or _diagnosed(task):
+                continue
             for check in task.checks:
-                finding = check.finding
-                if check.passed or (finding is not None and (finding.mistake is not None or _untouched(finding))):
+                if check.passed:
                     continue
-                key = (task.id, check.name, *_behaviour(finding, check.message))
-                group = groups.setdefault(key, Group(task.id, check.name, finding, check.message))
+                key = (task.id, check.name, *_behaviour(check.finding, check.message))
+                group = groups.setdefault(key, Group(task.id, check.name, check.finding, check.message))
                 group.students.append(result.student_id)
     return _numbered(list(groups.values()), task_checks)
 
@@ -57,8 +59,17 @@ def _canonical(value: Text | str) -> str:
     return value if isinstance(value, str) else json.dumps(value.model_dump(mode="json"), sort_keys=True)
 
 
-def _untouched(finding: Finding) -> bool:
-    return finding.problem.id == "check.raised" and finding.problem.params.get("type") == UNTOUCHED
+def _diagnosed(task: TaskResult) -> bool:
+    """A task in which some check named a catalogued mistake: the student's mistake is known
+    (the report ranks it), and the task's other failures are its consequences."""
+    return any(check.finding is not None and check.finding.mistake is not None for check in task.checks)
+
+
+def _untouched(task: TaskResult) -> bool:
+    """A task left as the template has it: some check met the stub's NotImplementedError (its
+    other checks then fail in their own ways, which say nothing about a mistake either)."""
+    return any(check.finding is not None and check.finding.problem.id == "check.raised"
+               and check.finding.problem.params.get("type") == UNTOUCHED for check in task.checks)
 
 
 def _numbered(groups: list[Group], task_checks: dict[str, list[str]]) -> list[Group]:
