@@ -114,3 +114,30 @@ def test_empty_batch(browser, tmp_path):
     shown = browser.render(html, tmp_path / "empty.png")
     assert render(text("page.report.empty"), "ru") in shown.text and shown.console == []
     assert render(text("page.report.empty"), "ru") in markdown.read_text()
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_time_per_student_says_what_each_number_is(tmp_path, language):
+    """Are the phases seconds each phase took, named in the report's language, with the worker's
+    requests and the peak memory in columns of their own (not raw English keys among seconds)?"""
+    html_path, markdown_path = write_class_report(samples.batch(), tmp_path, language, samples.TASK_CHECKS)
+    html, markdown = html_path.read_text(), markdown_path.read_text()
+    for raw_key in ("worker_requests", "grader_peak_rss_mb", "worker_s", "read 0"):
+        assert raw_key not in html and raw_key not in markdown
+    for label in ("page.report.worker", "page.report.peak_mb"):
+        assert say(text(label), language) in html and render(text(label), language) in markdown
+    reading, cells, checks = (render(text(f"phase.{name}"), language) for name in ("read", "cells", "checks"))
+    mark = render(text("page.decimal_mark"), language)
+    assert f"{reading} 0{mark}25; {cells} 1{mark}25; {checks} 2{mark}75" in markdown   # bob: 4.25 s in all
+    assert f"| 740; 1{mark}42 | 351{mark}5 |" in markdown
+
+
+def test_the_histogram_legend_covers_no_bar():
+    """Does the mean's legend sit clear of every bar, the first one too (a class where many
+    scored 0 has its tallest bar there)?"""
+    from autograder.pages.figures import histogram_figure
+    figure = histogram_figure([0.0] * 8 + [5.0, 7.0, 12.5, 13.0, 13.0], 13.0, 1.0, ("score", "students"), "mean 3.9")
+    figure.draw_without_rendering()
+    [ax] = figure.axes
+    legend = ax.get_legend().get_window_extent()
+    assert ax.patches and not any(legend.overlaps(bar.get_window_extent()) for bar in ax.patches)
