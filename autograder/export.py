@@ -58,8 +58,9 @@ def export(options: ExportOptions) -> Exported:
     results = folder.load_all()
     if not results:
         raise ExportError(f"{options.folder}: holds no results; run autograder grade with --output {options.folder}")
-    manual = read_manual_points(folder.path, _tasks(results))
-    entered = entered_points(folder.path, folder.assignment, list(_tasks(results).manual), manual.points)
+    tasks = Tasks.of_results(results)
+    manual = read_manual_points(folder.path, tasks)
+    entered = entered_points(folder.path, folder.assignment, list(tasks.manual), manual.points)
     totals = [total_of(result, entered) for result in results]
     notes = folder.notes + manual.unknown_students(lambda sid: folder.result_path(sid).is_file())
     notes += _pending(totals) + _failed(results)
@@ -90,13 +91,6 @@ def _folder(path: Path) -> OutputFolder:
         raise ExportError(f"{path}: not a results folder of autograder grade (it has no {MARKER}); "
                           "give the --output folder of autograder grade")
     return OutputFolder(path, marker.read_text(encoding="utf-8").strip(), "en")
-
-
-def _tasks(results: list[SubmissionResult]) -> Tasks:
-    """The assignment's tasks as the results list them (no grader.yml needed to export)."""
-    full = max(results, key=lambda r: len(r.tasks))
-    return Tasks(full.assignment, {t.id: t.max_score for t in full.tasks if t.manual},
-                 [t.id for t in full.tasks if not t.manual])
 
 
 def _score(total: Total) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .config import AssignmentConfig, ConfigError
 from .files import FORMULA_STARTS, clean_text
+from .results import SubmissionResult
 
 FILE = "manual_points.csv"
 HEADER = ("student_id", "task", "points")
@@ -65,6 +66,13 @@ class Tasks:
     def of(cls, assignment: str, spec: AssignmentConfig) -> "Tasks":
         return cls(assignment, {t: spec.points(t) for t in spec.tasks if spec.is_manual(t)},
                    [t for t in spec.tasks if not spec.is_manual(t)])
+
+    @classmethod
+    def of_results(cls, results: list[SubmissionResult]) -> "Tasks":
+        """The tasks as stored results list them (what a results folder says without grader.yml)."""
+        full = max(results, key=lambda r: len(r.tasks))
+        return cls(full.assignment, {t.id: t.max_score for t in full.tasks if t.manual},
+                   [t.id for t in full.tasks if not t.manual])
 
 
 def read_manual_points(folder: Path, tasks: Tasks) -> ManualPoints:

@@ -208,7 +208,7 @@ def _unexplained(stats: ClassStats, language: str) -> list[str]:
     if not stats.unexplained:
         return lines + [_say("page.report.no_unexplained", language), ""]
     place = None
-    for group in stats.unexplained:
+    for group in (g for g in stats.unexplained if len(g.students) > 1):
         if (group.task, group.check) != place:
             place = (group.task, group.check)
             lines += [f"### {code(group.task)}: {_check(group.check, language)}", ""]
@@ -216,6 +216,12 @@ def _unexplained(stats: ClassStats, language: str) -> list[str]:
         lines += [f"#### {_say('page.report.group', language, number=group.number)} · {size}", "",
                   ", ".join(code(s) for s in group.students), ""]
         lines += _example(group.finding, language) if group.finding is not None else fenced(group.message) + [""]
+    single = [[f"{code(g.task)}: {_check(g.check, language)}", str(g.number), code(g.students[0])]
+              for g in stats.unexplained if len(g.students) == 1]
+    if single:
+        lines += [_say("page.report.single_groups", language, count=len(single)), "",
+                  *_table([_say("term.check", language), _say("page.report.group", language, number="").strip(),
+                           _say("page.student", language)], single)]
     return lines
 
 

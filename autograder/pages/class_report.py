@@ -70,8 +70,9 @@ def report_html(stats: ClassStats, language: str) -> str:
     return document(title, "".join(parts), language)
 
 
-def _h2(label: str, language: str) -> str:
-    return f"<h2>{say(text(label), language)}</h2>"
+def _h2(label: str, language: str, anchor: str | None = None) -> str:
+    target = f' id="{anchor}"' if anchor else ""
+    return f"<h2{target}>{say(text(label), language)}</h2>"
 
 
 def _share(rate: Rate, language: str) -> str:
@@ -188,21 +189,27 @@ def _slow_checks(stats: ClassStats, language: str) -> str:
 
 
 def _unexplained(stats: ClassStats, language: str) -> str:
+    """Each shared group (two students or more) in full, under its task and check; the failures
+    seen in one student each folded away in one table (unexplained.csv has them all)."""
     explain = say(text("page.report.unexplained_explained", file=UNEXPLAINED_CSV), language)
-    parts = [_h2("page.report.unexplained", language), f'<p class="explain">{explain}</p>']
+    parts = [_h2("page.report.unexplained", language, "unexplained"), f'<p class="explain">{explain}</p>']
     if not stats.unexplained:
         return "".join(parts) + f"<p>{say(text('page.report.no_unexplained'), language)}</p>"
     places: dict[tuple[str, str], list[Group]] = defaultdict(list)
     for group in stats.unexplained:
-        places[(group.task, group.check)].append(group)
+        if len(group.students) > 1:
+            places[(group.task, group.check)].append(group)
     for (task, check), groups in places.items():
         parts.append(f"<h3>{ident(task)}: {check_title(check, language)}</h3>")
-        parts += [_group(group, language) for group in groups if len(group.students) > 1]
-        single = [group for group in groups if len(group.students) == 1]
-        if single:
-            items = "".join(_group(group, language) for group in single)
-            more = say(text("page.report.single_groups", count=len(single)), language)
-            parts.append(f"<details><summary>{more}</summary>{items}</details>")
+        parts += [_group(group, language) for group in groups]
+    single = [group for group in stats.unexplained if len(group.students) == 1]
+    if single:
+        rows = [[f"{ident(g.task)}: {check_title(g.check, language)}", str(g.number), ident(g.students[0])]
+                for g in single]
+        headers = [say(text("term.check"), language), say(text("page.report.group", number=""), language).strip(),
+                   say(text("page.student"), language)]
+        more = say(text("page.report.single_groups", count=len(single)), language)
+        parts.append(f"<details><summary>{more}</summary>{table(headers, rows, (58, 14, 28))}</details>")
     return "".join(parts)
 
 
@@ -227,7 +234,7 @@ def _example(finding: Finding, language: str) -> str:
 def _similar(stats: ClassStats, language: str) -> str:
     explain = say(text("page.report.similar_explained", flag=number(FLAG, language), file=SIMILARITY_CSV),
                   language)
-    parts = [_h2("page.report.similar", language), f'<p class="explain">{explain}</p>']
+    parts = [_h2("page.report.similar", language, "similar"), f'<p class="explain">{explain}</p>']
     if not stats.similar:
         parts.append(f"<p>{say(text('page.report.no_similar'), language)}</p>")
     tasks: dict[str, list[Pair]] = defaultdict(list)
@@ -235,25 +242,49 @@ def _similar(stats: ClassStats, language: str) -> str:
         tasks[pair.task].append(pair)
     headers = [say(text("page.report.pair"), language), say(text("page.report.similarity"), language)]
     for task, pairs in tasks.items():
+        alike = _alike_cells(pairs)
         parts.append(f"<h3>{ident(task)}</h3>")
-        parts += [_side_by_side(pair, language) for pair in pairs[:SIDE_BY_SIDE]]
-        rest = [[f"{ident(p.student_a)} · {ident(p.student_b)}", number(p.similarity, language)]
-                for p in pairs[SIDE_BY_SIDE:LISTED_PAIRS]]
-        if rest:
-            more = say(text("page.report.more_pairs", count=len(pairs) - SIDE_BY_SIDE, task=task), language)
-            parts.append(f"<details><summary>{more}</summary>{table(headers, rest, (75, 25), numeric={1})}</details>")
+        parts += [_side_by_side(pair, holders, language) for pair, holders in alike[:SIDE_BY_SIDE]]
+        shown = {frozenset((p.code_a, p.code_b)) for p, _ in alike[:SIDE_BY_SIDE]}
+        rest = [p for p in pairs if frozenset((p.code_a, p.code_b)) not in shown]
+        rows = [[f"{ident(p.student_a)} · {ident(p.student_b)}", number(p.similarity, language)]
+                for p in rest[:LISTED_PAIRS]]
+        if rows:
+            more = say(text("page.report.more_pairs", count=len(rest), task=task), language)
+            parts.append(f"<details><summary>{more}</summary>{table(headers, rows, (75, 25), numeric={1})}</details>")
     if stats.not_compared:
         note = text("page.report.not_compared", count=len(stats.not_compared), students=", ".join(stats.not_compared))
         parts.append(f'<p class="explain">{say(note, language)}</p>')
     return "".join(parts)
 
 
-def _side_by_side(pair: Pair, language: str) -> str:
-    similarity = say(text("page.report.similarity"), language)
-    head = f"{ident(pair.student_a)} · {ident(pair.student_b)} — {similarity} {number(pair.similarity, language)}"
-    cells = "".join(f"<div><p><small>{ident(student)}</small></p><pre><code>{_marked(code, marks)}</code></pre></div>"
-                    for student, code, marks in ((pair.student_a, pair.code_a, pair.marks_a),
-                                                 (pair.student_b, pair.code_b, pair.marks_b)))
+def _alike_cells(pairs: list[Pair]) -> list[tuple[Pair, dict[str, list[str]]]]:
+    """The pairs that compare the same two cells, once: the first (most alike) of them, and for
+    each of its cells the students who handed it in (five students with one cell are one entry,
+    not ten pairs)."""
+    found: dict[frozenset, tuple[Pair, dict[str, list[str]]]] = {}
+    for pair in pairs:
+        _, holders = found.setdefault(frozenset((pair.code_a, pair.code_b)), (pair, {}))
+        for student, code in ((pair.student_a, pair.code_a), (pair.student_b, pair.code_b)):
+            if student not in holders.setdefault(code, []):
+                holders[code].append(student)
+    return list(found.values())
+
+
+def _side_by_side(pair: Pair, holders: dict[str, list[str]], language: str) -> str:
+    """The two cells side by side (one cell, when the students handed in the same one)."""
+    similarity = f"{say(text('page.report.similarity'), language)} {number(pair.similarity, language)}"
+    sides = [(pair.code_a, pair.marks_a), (pair.code_b, pair.marks_b)][:1 if pair.code_a == pair.code_b else 2]
+    names = [", ".join(ident(s) for s in sorted(holders[code])) for code, _ in sides]
+    if len(sides) == 1:
+        same = say(text("page.report.same_cell", count=len(holders[pair.code_a])), language)
+        head = f"{names[0]} — {same}, {similarity}"
+    else:
+        head = f"{names[0]} · {names[1]} — {similarity}"
+    labels = names if len(sides) == 2 else [""]  # one cell: its students are in the heading
+    cells = "".join(f"<div>{f'<p><small>{label}</small></p>' if label else ''}"
+                    f"<pre><code>{_marked(code, marks)}</code></pre></div>"
+                    for label, (code, marks) in zip(labels, sides))
     return f'<article class="flag"><h4>{head}</h4><div class="pair">{cells}</div></article>'
 
 

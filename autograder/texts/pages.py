@@ -108,6 +108,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "метаданных nbgrader или результат, полученный до того, как ячейки стали сохраняться): {students}."),
     "page.report.similarity": ("similarity", "сходство"),
     "page.report.pair": ("pair", "пара"),
+    "page.report.same_cell": ("the same cell, {count} students", "одна и та же ячейка, студентов: {count}"),
     "page.report.more_pairs": ("{count} more pairs of {task}", "ещё пары задачи {task}: {count}"),
     "page.report.unexplained": ("Shared unknown mistakes", "Общие неизвестные ошибки"),
     "page.report.unexplained_explained": (

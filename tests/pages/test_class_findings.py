@@ -55,8 +55,9 @@ def test_unexplained_csv_groups_by_behaviour(graded):
 
 @pytest.mark.parametrize("language", ["en", "ru"])
 def test_both_reports_show_the_pairs_and_the_groups(graded, tmp_path, language):
-    """Do the HTML and Markdown reports show each pair with both cells (the shared code marked)
-    and each group with its example, what the code gave and its students, in the language?"""
+    """Do the HTML and Markdown reports show each pair with both cells (the shared code marked),
+    each shared group with its example, what the code gave and its students, and the failures
+    seen in one student listed apart, in the language?"""
     folder, results = graded
     copy = tmp_path / "class"
     shutil.copytree(folder, copy)
@@ -64,11 +65,13 @@ def test_both_reports_show_the_pairs_and_the_groups(graded, tmp_path, language):
     html, markdown = html_path.read_text(encoding="utf-8"), markdown_path.read_text(encoding="utf-8")
     for heading in ("page.report.similar", "page.report.unexplained"):
         title = render(text(heading), language)
-        assert f"<h2>{title}</h2>" in html and f"## {title}" in markdown
+        assert f">{title}</h2>" in html and f"## {title}" in markdown
     assert html.count('<article class="flag">') == 2 and "<mark>" in html
     assert "kk = (keys ** 2)" in html and "key_norms = (keys ** 2)" in html   # both of the pair's cells
-    group = render(text("page.report.group", number=2), language)
+    group = render(text("page.report.group", number=1), language)
     assert group in html and group in markdown
+    single = render(text("page.report.single_groups", count=1), language)   # ilya's failure, his alone
+    assert single in html and single in markdown and "| `masked_softmax`" in markdown.split(single)[1]
     egor = next(r for r in results if r.student_id == "egor")
     finding = next(c.finding for c in egor.task("masked_softmax").checks if not c.passed)
     assert finding.case_code.splitlines()[0] in markdown and finding.got.split(":")[0] in html
