@@ -168,13 +168,6 @@ def _spans(slices) -> tuple[tuple[int, int], ...]:
     return tuple((int(start), int(end)) for start, end in zip(slices[0], slices[1]))
 
 
-def kept_cells(folder: Path, student_ids: list[str]) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """The solution cells the store kept for each student, and the students with none kept."""
-    cells, missing = {}, []
-    for student in student_ids:
-        kept = solutions.load(folder, student)
-        if kept is None:
-            missing.append(student)
-        else:
-            cells[student] = kept
-    return cells, missing
+def kept_cells(folder: Path, student_ids: list[str]) -> dict[str, dict[str, str]]:
+    """The solution cells the store kept in ``folder`` for each student who has them."""
+    return {student: kept for student in student_ids if (kept := solutions.load(folder, student)) is not None}

@@ -1,4 +1,5 @@
 """The TA's class report (report.html and report.md) for a batch of results."""
+import csv
 import re
 
 import mistune
@@ -141,3 +142,23 @@ def test_the_histogram_legend_covers_no_bar():
     [ax] = figure.axes
     legend = ax.get_legend().get_window_extent()
     assert ax.patches and not any(legend.overlaps(bar.get_window_extent()) for bar in ax.patches)
+
+
+def test_a_hostile_cell_and_id_stay_text_in_the_similar_solutions(browser, tmp_path):
+    """Do two students who hand in one cell full of markup (and one of them a hostile id) get a
+    pair whose code and names are shown as text, with no script, and CSV cells that are no
+    formula?"""
+    from autograder import solutions
+    cell = ("def masked_softmax(X, valid_lens):\n    # </code></pre><script>alert(1)</script>\n"
+            "    note = '<img src=x onerror=alert(2)> ``` | **x**'\n"
+            "    weights = torch.softmax(X.masked_fill(torch.arange(X.shape[-1]) >= 3, -7.0), dim=-1)\n"
+            "    return weights * (weights > 0.001) + 0 * len(note)\n")
+    for student in ("=cmd|' /C calc'!A0", samples.HOSTILE):
+        solutions.save(tmp_path, student, {"masked_softmax": cell})
+    batch = samples.batch() + [samples.submission("=cmd|' /C calc'!A0", crashed=False)]
+    html, _ = write_class_report(batch, tmp_path, "en", samples.TASK_CHECKS)
+    shown = browser.render(html, tmp_path / "hostile.png")
+    assert shown.scripts == 0 and shown.console == [] and "<script>alert(1)</script>" in shown.text
+    with open(tmp_path / "similarity.csv", newline="") as handle:
+        [row] = list(csv.reader(handle))[1:]
+    assert row[0] == "masked_softmax" and set(row[1:3]) == {"'=cmd|' /C calc'!A0", samples.HOSTILE}
