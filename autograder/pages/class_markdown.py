@@ -10,6 +10,7 @@ from .. import texts
 from ..results import Finding, text
 from .class_stats import ClassStats, Rate, bin_width, by_task
 from ..similarity import FLAG
+from ..totals import total_line
 from .markup import number
 
 SIMILARITY_CSV, UNEXPLAINED_CSV = "similarity.csv", "unexplained.csv"
@@ -144,8 +145,11 @@ def _tasks(stats: ClassStats, language: str) -> list[str]:
     rows += [[f"{code(w.task)} ({_say('page.report.written', language)})",
               _say("page.report.entered", language, entered=w.entered, count=w.total),
               f"{number(w.mean_score, language)} / {number(w.max_score, language)}"] for w in stats.written]
-    return lines + _table([_say("term.task", language), _say("page.report.full_marks", language),
-                           _say("page.report.mean_score", language)], rows)
+    grades = [[code(t.student_id), md(total_line(t, language))] for t in stats.totals]
+    return (lines + _table([_say("term.task", language), _say("page.report.full_marks", language),
+                            _say("page.report.mean_score", language)], rows)
+            + [f"### {_say('page.report.grade', language)}", ""]
+            + _table([_say("page.student", language), _say("page.report.grade", language)], grades))
 
 
 def _checks(stats: ClassStats, language: str) -> list[str]:

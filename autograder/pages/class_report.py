@@ -14,6 +14,7 @@ from .. import texts
 from ..course import COURSE, Course
 from ..files import csv_text
 from ..results import SubmissionResult, text
+from ..totals import total_line
 from ..similarity import Pair, discounted_code, kept_cells, similar_pairs
 from . import class_markdown, class_sections, figures
 from .class_markdown import SIMILARITY_CSV, UNEXPLAINED_CSV, phases_text, summary_texts
@@ -99,7 +100,15 @@ def _tasks(stats: ClassStats, language: str) -> str:
                say(text("page.report.mean_score"), language)]
     explain = say(text("page.report.pass_rate_explained", count=stats.students), language)
     return (f"{_h2('page.report.tasks', language)}<p class=\"explain\">{explain}</p>"
-            f"{table(headers, rows, (38, 37, 25))}")
+            f"{table(headers, rows, (38, 37, 25))}{_grades(stats, language)}")
+
+
+def _grades(stats: ClassStats, language: str) -> str:
+    """Every student's grade, autograded and written, folded away (grades.csv has the numbers)."""
+    rows = [[ident(t.student_id), esc(total_line(t, language))] for t in stats.totals]
+    headers = [say(text("page.student"), language), say(text("page.report.grade"), language)]
+    more = say(text("page.report.all_grades", count=len(rows)), language)
+    return f"<details><summary>{more}</summary>{table(headers, rows, (30, 70))}</details>"
 
 
 def _checks(stats: ClassStats, language: str) -> str:

@@ -88,7 +88,7 @@ class ClassStats:
     with_warnings: list[SubmissionResult]
     timings: list[Timing]                    # slowest submission first
     slow_checks: list[SlowCheck]             # slowest check first (by its slowest run)
-    totals: list[Total] = field(default_factory=list)       # per submission, autograded and written
+    totals: list[Total] = field(default_factory=list)       # per submission (by id), autograded and written
     written: list[Written] = field(default_factory=list)    # per written task
     unexplained: list[Group] = field(default_factory=list)  # shared unknown mistakes
     similar: list[Pair] = field(default_factory=list)       # similar solutions, most alike first per task
@@ -128,7 +128,7 @@ def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]
     auto_max, manual_max = _maxima(results, manual)
     mistakes, undiagnosed = _mistakes(results)
     entered = entered or {}
-    totals = [total_of(r, entered) for r in results]
+    totals = sorted((total_of(r, entered) for r in results), key=lambda t: t.student_id)
     return ClassStats(
         assignment=results[0].assignment if results else "",
         students=len(results),

@@ -71,6 +71,8 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{max}; итог этих работ ({entered}), автоматическая оценка и письменные ответы: среднее "
         "{total_mean} из {total_max}."),
     "page.report.written": ("written answer", "письменный ответ"),
+    "page.report.grade": ("grade", "оценка"),
+    "page.report.all_grades": ("every student's grade ({count})", "оценки всех студентов ({count})"),
     "page.report.entered": ("entered {entered} / {count}", "выставлено {entered} / {count}"),
     "page.report.timing": ("Time per student", "Время проверки каждой работы"),
     "page.report.timing_explained": (
