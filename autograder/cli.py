@@ -2,6 +2,7 @@
 
     autograder grade PATH... --assignment NAME --output DIR
     autograder show STUDENT_ID --output DIR
+    autograder export DIR --format csv|canvas|moodle --output FILE [--roster LMS.csv] [--column NAME] [--match COLUMN]
     autograder release
 
 Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
@@ -77,6 +78,35 @@ def show(
         for line in str(error).splitlines():
             err.print(f"[red]error:[/red] {line}")
         raise typer.Exit(2) from None
+
+
+@app.command()
+def export(
+    folder: Annotated[Path, typer.Argument(help="the --output folder of autograder grade")],
+    format: Annotated[str, typer.Option("--format", help="csv, canvas (fills a column of Canvas's gradebook "
+                                                         "CSV) or moodle (Moodle's grade-import CSV)")],
+    output: Annotated[Path, typer.Option(help="the file to write")],
+    roster: Annotated[Optional[Path], typer.Option(help="the gradebook CSV downloaded from the LMS "
+                                                        "(canvas: required; moodle: its users only)")] = None,
+    column: Annotated[Optional[str], typer.Option(help="the grade column: Canvas's 'Title (id)' header "
+                                                       "(default: the assignment's), Moodle's (default: "
+                                                       "the assignment's name)")] = None,
+    match: Annotated[Optional[str], typer.Option(help="the roster column holding our student ids "
+                                                      "(default: SIS Login ID on Canvas, username on Moodle)")] = None,
+) -> None:
+    """Write FOLDER's grades (autograded plus the written answers entered) for a spreadsheet or an LMS."""
+    from .config import ConfigError
+    from .export import ExportOptions
+    from .export import export as write_export
+    try:
+        done = write_export(ExportOptions(folder, format, output, roster, column, match))
+    except ConfigError as error:
+        for line in str(error).splitlines():
+            err.print(f"[red]error:[/red] {escape(line)}")
+        raise typer.Exit(2) from None
+    for note in done.notes:
+        out.print(f"[yellow]note:[/yellow] {escape(note)}")
+    out.print(f"wrote {done.path}: {done.students} students with a score")
 
 
 @app.command()

@@ -100,12 +100,10 @@ def _task_table(run, seconds: float) -> None:
 
 
 def _scores(run) -> None:
-    results = list(run.results.values())
-    if results:
-        first = results[0]
-        mean = sum(r.autograded_score for r in results) / len(results)
-        out.print(f"mean autograded score {mean:.2f} / {first.autograded_max:g}; written answers "
-                  f"{first.manual_max:g} points per student, graded by the TA")
+    """The class's mean, autograded and with the written answers' points entered so far."""
+    from .totals import class_lines
+    if run.totals:
+        out.print("; ".join(class_lines(run.totals, "en")), markup=False)
 
 
 def _not_graded(run) -> None:

@@ -138,6 +138,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission,
         notebook = None
     if notebook is not None:
         assemble(notebook, batch.source, batch.settings.autograded, plan)
+        result.solutions = solution_cells(plan, batch.settings.autograded)
     result.warnings += plan.warnings
     result.errors += plan.errors
     result.timing["read"] = round(time.monotonic() - started, 4)
@@ -154,6 +155,15 @@ def _task_cells(spec) -> set[str]:
     """The grade ids that only this assignment's notebook has: its tasks' solution and test
     cells (set-up cells such as ``imports`` are alike in every notebook of the course)."""
     return {*spec.tasks, *(f"{task}_tests" for task in spec.tasks)}
+
+
+MAX_SOLUTION_CHARS = 64 * 1024  # per task: far above any real answer, a bound on what is kept
+
+
+def solution_cells(plan: CellPlan, tasks: list[str]) -> dict[str, str]:
+    """Each task's solution cell as the student wrote it (magics removed), for the class
+    report's similarity; a notebook without nbgrader metadata has none by grade id."""
+    return {label: source[:MAX_SOLUTION_CHARS] for label, source in plan.cells if label in tasks}
 
 
 def _other_assignment(batch: Batch, notebook) -> str | None:

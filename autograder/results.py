@@ -89,6 +89,9 @@ class SubmissionResult(BaseModel):
     language: str = "en"
     output: str | None = None               # what the student's code printed (capped)
     timing: dict[str, float] = Field(default_factory=dict)  # phase -> seconds
+    # task id -> its solution cell as handed in: kept beside the result (solutions/<id>.json)
+    # for the class report's similar solutions, never in the result's JSON
+    solutions: dict[str, str] = Field(default_factory=dict)
 
     @property
     def autograded_score(self) -> float:

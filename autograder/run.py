@@ -15,11 +15,12 @@ from pathlib import Path
 
 from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
-from .gradebook import RecordError, course_root
+from .gradebook import CourseError, RecordError, course_root, entered_points, remember_course
 
 if TYPE_CHECKING:
     from .gradebook import NbgraderCourse
 from .grading import RunSettings
+from .manual_points import ManualPoints, Tasks, read_manual_points
 from .pages import write_class_report
 from .pipeline import Batch, read_submission
 from .pool import Progress, Stopped, grade_all
@@ -28,6 +29,7 @@ from .runmarker import RUN_MARKER
 from .sandbox import set_up_torch
 from .store import OutputFolder
 from .submissions import Submission, find_submissions, select
+from .totals import Total, total_of
 
 
 @dataclass
@@ -61,6 +63,8 @@ class GradeRun:
     report: Path | None = None
     report_failed: bool = False
     executor: str = "local"
+    manual: ManualPoints | None = None          # DIR/manual_points.csv, read before grading
+    totals: list[Total] = field(default_factory=list)   # this run's results with their written answers
 
     def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None,
                 on_progress: Progress | None = None) -> int:
@@ -75,7 +79,7 @@ class GradeRun:
                 self._grade_all()(self.batch, pending, self.jobs, deliver, on_progress)
         except Stopped as stop:
             self.stopped_by = stop.signum
-        self._write_class_files()
+        self._write_summaries()
         if self.stopped_by is not None:
             return 128 + self.stopped_by
         return 1 if self.failed or self.report_failed else 0
@@ -120,15 +124,31 @@ class GradeRun:
         saved.errors.append(Issue(code="gradebook_failed", text=text("issue.gradebook_failed")))
         return self.folder.save(saved, pages=False)
 
-    def _write_class_files(self) -> None:
-        results = list(self.results.values())
-        self.folder.write_grades(results, list(self.batch.settings.spec.tasks))
+    def _write_summaries(self) -> None:
+        """grades.csv and the class report, with the written answers' points known now; a report
+        that cannot be written is a note (grades.csv and every result are written already)."""
+        if self.manual is not None:
+            self.folder.notes += self.manual.unknown_students(lambda sid: self.folder.result_path(sid).is_file())
+        results, entered = list(self.results.values()), self._entered()
+        self.totals = [total_of(result, entered) for result in results]
+        self.folder.write_grades(results, list(self.batch.settings.spec.tasks), entered)
         try:
             self.report = write_class_report(results, self.folder.path, self.folder.language,
-                                             self.batch.settings.task_checks)[0]
-        except Exception as error:  # noqa: BLE001 - grades.csv and every result are written already
+                                             self.batch.settings.task_checks, entered)[0]
+        except Exception as error:  # noqa: BLE001 - a failure here loses nothing already written
             self.report_failed = True
             self.folder.notes.append(f"the class report could not be written: {type(error).__name__}: {error}")
+
+    def _entered(self) -> dict[str, dict[str, float]]:
+        """The written answers' points known now: the course's gradebook, manual_points.csv over it."""
+        from_file = self.manual.points if self.manual is not None else {}
+        try:
+            return entered_points(self.folder.path, self.batch.settings.assignment,
+                                  list(Tasks.of(self.batch.settings.assignment, self.batch.settings.spec).manual),
+                                  from_file)
+        except CourseError as error:
+            self.folder.notes.append(f"nbgrader: {error}")
+            return from_file
 
     def _record(self, submission: Submission, result: SubmissionResult) -> bool:
         """Into the nbgrader course's gradebook and autograded/, when grading one; False when
@@ -206,9 +226,12 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
                        {task: settings.spec.points(task) for task in settings.autograded})
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
+    manual = read_manual_points(folder.path, Tasks.of(options.assignment, settings.spec))
+    if nbgrader is not None:
+        remember_course(folder.path, nbgrader.root)
     batch = Batch(settings, config, config_bytes, course, options.force)
     return GradeRun(batch, folder, found.submissions, jobs, nbgrader, selected, found.not_graded,
-                    executor=options.executor)
+                    executor=options.executor, manual=manual)
 
 
 def _check_executor(options: Options) -> None:

@@ -60,8 +60,7 @@ def _checks_table(result) -> Table:
 
 
 def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:
-    known = sorted(r.student_id for path in folder.glob("*.json")
-                   if (r := store.load_path(path)) is not None)
+    known = [result.student_id for result in store.load_all()]
     close = difflib.get_close_matches(student_id, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else (
         f"; it has {len(known)} results (grades.csv lists them)" if known else "; it has no results yet")

@@ -2,8 +2,10 @@
 
 One folder holds one assignment. For each student: ``<id>.json`` (SPEC §3, texts rendered
 in the configured language, and the structured findings that the pages re-render),
-``feedback/<id>.md``, and ``timing/<id>.json`` (seconds per phase and per check: kept out
-of the result so that a result is byte-identical however often it is graded).
+``feedback/<id>.md``, ``timing/<id>.json`` (seconds per phase and per check: kept out of the
+result so that a result is byte-identical however often it is graded) and
+``solutions/<id>.json`` (the solution cells it was graded from, for the class report's
+similar solutions: ``autograder.solutions``).
 
 Every string written passes ``clean_text``, one rule for text that is not valid UTF-8:
 each undecodable byte becomes ``\\xNN`` (so a cp1251 file name unpacked on Linux keeps a
@@ -12,8 +14,6 @@ stays inside the JSON and in grades.csv. No text cell of grades.csv starts a
 spreadsheet formula.
 """
 import contextlib
-import csv
-import io
 import json
 import os
 import tempfile
@@ -21,40 +21,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import solutions
 from .config import ConfigError
-from .ids import file_stem
+from .files import clean, clean_text, csv_text, file_stem
 from .pages import write_student_page
 from .report import check_message, feedback_markdown, issue_message
 from .results import SubmissionResult
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 MARKER = ".autograder-assignment"
-
-
-def clean_text(value: str) -> str:
-    """``value`` as valid UTF-8: undecodable bytes (surrogate escapes) and lone surrogates
-    become ``\\xNN`` escapes of their bytes."""
-    try:
-        raw = value.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raw = value.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "backslashreplace")
-
-
-def clean(value):
-    """``clean_text`` on every string of a JSON-like tree."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, list):
-        return [clean(item) for item in value]
-    if isinstance(value, dict):
-        return {clean_text(str(key)): clean(item) for key, item in value.items()}
-    return value
-
-
-def spreadsheet_safe(value: str) -> str:
-    """A text cell that a spreadsheet will not run as a formula."""
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
 class OutputFolder:
@@ -83,7 +57,7 @@ class OutputFolder:
         self._remove_leftovers()
 
     def _remove_leftovers(self) -> None:
-        for folder in (self.path, self.path / "feedback", self.path / "timing"):
+        for folder in (self.path, self.path / "feedback", self.path / "timing", self.path / solutions.FOLDER):
             for leftover in folder.glob(".*.tmp"):
                 leftover.unlink()  # a write cut short by a killed run
 
@@ -110,13 +84,22 @@ class OutputFolder:
                 _apply_timing(result, json.loads(timing.read_text(encoding="utf-8")))
         return result
 
-    @staticmethod
-    def load_path(path: Path) -> SubmissionResult | None:
-        """The result stored at ``path``, validated, or None (not a result, or unreadable)."""
-        try:
-            return SubmissionResult.model_validate_json(path.read_bytes())
-        except (ValidationError, ValueError, OSError):
-            return None
+    def load_all(self) -> list[SubmissionResult]:
+        """Every result in the folder, validated, by student id; a JSON that is not a result of
+        this folder's assignment is noted and left out."""
+        found = []
+        for path in sorted(self.path.glob("*.json")):
+            try:
+                result = SubmissionResult.model_validate_json(path.read_bytes())
+            except (ValidationError, ValueError, OSError) as error:
+                self.notes.append(f"{path}: not a result this grader wrote ({str(error).splitlines()[0][:200]}); "
+                                  "left out")
+                continue
+            if result.assignment != self.assignment or path != self.result_path(result.student_id):
+                self.notes.append(f"{path}: holds {result.student_id!r} of {result.assignment!r}; left out")
+                continue
+            found.append(result)
+        return sorted(found, key=lambda r: r.student_id)
 
     def save(self, result: SubmissionResult, pages: bool = True) -> SubmissionResult:
         """The result, its feedback (Markdown and HTML; not with ``pages=False``) and its
@@ -126,7 +109,8 @@ class OutputFolder:
             self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
             write_student_page(result, self.path / "feedback" / f"{stem}.html", self.language)
         self._write(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
-        data = result.model_dump(mode="json", exclude=_TIMING_FIELDS)
+        solutions.save(self.path, result.student_id, result.solutions)
+        data = result.model_dump(mode="json", exclude=_KEPT_APART)
         self._write(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
         return result
 
@@ -142,18 +126,20 @@ class OutputFolder:
                 check.message = check_message(check, self.language)
         return SubmissionResult.model_validate(clean(copy.model_dump(mode="json")))
 
-    def write_grades(self, results: list[SubmissionResult], task_ids: list[str]) -> Path:
-        """grades.csv: student_id, assignment, score, max_score, then one column per task."""
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["student_id", "assignment", "score", "max_score", *task_ids])
+    def write_grades(self, results: list[SubmissionResult], task_ids: list[str],
+                     entered: dict[str, dict[str, float]] | None = None) -> Path:
+        """grades.csv: student_id, assignment, score, max_score, then one column per task; a
+        written task's column holds the points entered for it (``entered``), empty until then.
+        ``score`` stays the autograded sum (SPEC §3)."""
+        entered = entered or {}
+        rows = []
         for result in sorted(results, key=lambda r: r.student_id):
             scores = {task.id: task.score for task in result.tasks}
-            writer.writerow([spreadsheet_safe(clean_text(result.student_id)), spreadsheet_safe(result.assignment),
-                             result.score, result.max_score,
-                             *("" if scores.get(t) is None else scores[t] for t in task_ids)])
+            scores |= entered.get(clean_text(result.student_id), {})
+            rows.append([result.student_id, result.assignment, result.score, result.max_score,
+                         *(scores.get(t) for t in task_ids)])
         path = self.path / "grades.csv"
-        self._write(path, out.getvalue())
+        self._write(path, csv_text(["student_id", "assignment", "score", "max_score", *task_ids], rows))
         return path
 
     def _write(self, path: Path, content: str) -> None:
@@ -167,7 +153,10 @@ class OutputFolder:
         os.replace(tmp, path)
 
 
-_TIMING_FIELDS = {"timing": True, "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds"}}}}}
+# Kept beside the result, not in it: timings (a result is byte-identical however often it is
+# graded) and the solution cells (solutions.py).
+_KEPT_APART = {"timing": True, "solutions": True,
+               "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds"}}}}}
 
 
 def _timing(result: SubmissionResult) -> dict:

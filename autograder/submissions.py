@@ -6,7 +6,8 @@ submission, its stem the student id), nbgrader's ``submitted/`` folder
 (``submitted/<id>`` or ``submitted/<id>/<assignment>``), or a course root that contains
 ``submitted/``. In a folder of notebooks, a folder that holds ``<assignment>/`` is a student's
 folder as in ``submitted/``, and so is one that holds the assignment's notebook itself
-(``kim/attention_scoring.ipynb``, as LMSs export a folder per student). Hidden entries (Jupyter's ``.ipynb_checkpoints``) are not read.
+(``kim/attention_scoring.ipynb``, as LMSs export a folder per student). Hidden entries
+(Jupyter's ``.ipynb_checkpoints``) are not read.
 
 In a student's assignment folder the notebook graded is the assignment's (``notebook`` of
 grader.yml); where it is missing and exactly one other ``.ipynb`` is there, that one is graded

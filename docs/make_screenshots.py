@@ -1,14 +1,17 @@
-"""Regenerate the README's screenshots: a student's page at a phone's width (400 px) and
-the class report at a laptop's (820 px), both in Russian by default.
+"""Regenerate the README's screenshots: a student's page at a phone's width (400 px), the
+class report at a laptop's (820 px), and its similar solutions and shared unknown mistakes,
+all in Russian by default.
 
     .venv/bin/python docs/make_screenshots.py CLASS_DIR [--student RESULT.json] [--language en]
 
-CLASS_DIR holds results (``<student_id>.json``, as ``autograder grade`` writes them) for the
+CLASS_DIR is an ``autograder grade`` output folder (``docs/sample_class.py`` makes the sample
+class): its results, the solution cells kept beside them and its manual_points.csv make the
 report; the student page shows RESULT.json, or by default the page tests' sample student
 (tests/pages/samples.py: one failed check with its heatmap). Needs Debian's chromium
 (``make browser-deps``) and the test extras (Playwright).
 """
 import argparse
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -16,8 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from autograder.manual_points import Tasks, read_manual_points  # noqa: E402
 from autograder.pages import write_class_report, write_student_page  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
+from autograder.solutions import FOLDER as SOLUTIONS  # noqa: E402
 from tests.pages import samples  # noqa: E402
 from tests.pages.browser import Browser  # noqa: E402
 
@@ -34,11 +39,14 @@ def task_checks(results: list[SubmissionResult]) -> dict[str, list[str]]:
     return order
 
 
-def screenshot(browser: Browser, page: Path, out: Path, width: int) -> None:
+def screenshot(browser: Browser, page: Path, out: Path, width: int, anchor: str | None = None) -> None:
+    """The page's top (or from the element ``#anchor`` down), at most MAX_HEIGHT pixels."""
     tab = browser.new_tab(width)
     tab.goto(page.resolve().as_uri(), wait_until="load")
-    height = min(MAX_HEIGHT, tab.evaluate("() => document.documentElement.scrollHeight"))
-    tab.screenshot(path=str(out), clip={"x": 0, "y": 0, "width": width, "height": height}, full_page=True)
+    top = tab.evaluate(f"() => document.getElementById('{anchor}').getBoundingClientRect().top + window.scrollY"
+                       ) if anchor else 0
+    height = min(MAX_HEIGHT, tab.evaluate("() => document.documentElement.scrollHeight") - top)
+    tab.screenshot(path=str(out), clip={"x": 0, "y": top, "width": width, "height": height}, full_page=True)
     tab.close()
 
 
@@ -55,11 +63,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         page = write_student_page(student, folder / "student.html", args.language)
-        report, _ = write_class_report(results, folder, args.language, task_checks(results))
+        if (args.results / SOLUTIONS).is_dir():
+            shutil.copytree(args.results / SOLUTIONS, folder / SOLUTIONS)
+        entered = read_manual_points(args.results, Tasks.of_results(results)).points
+        report, _ = write_class_report(results, folder, args.language, task_checks(results), entered)
         browser = Browser(folder / "profile")
         try:
             screenshot(browser, page, REPO / "docs" / "student_page.png", 400)
             screenshot(browser, report, REPO / "docs" / "class_report.png", 820)
+            screenshot(browser, report, REPO / "docs" / "class_report_unexplained.png", 820, anchor="unexplained")
+            screenshot(browser, report, REPO / "docs" / "class_report_similar.png", 820, anchor="similar")
         finally:
             browser.close()
 

@@ -29,6 +29,7 @@ RUNTIME_MODULES = (
     "autograder.cli", "autograder.pipeline", "autograder.in_kernel", "autograder.sandbox.zygote",
     "autograder.sandbox.runner", "reference", "matplotlib.pyplot", "pytest", "pytest_timeout",
     "tests.mutants.harness", "tests.mutants.test_mutants", "tests.notebooks.cells", "tests.reference.test_cuda",
+    "copydetect",  # imported where the class report is written (autograder/similarity.py)
 )
 
 CARRIED = {  # distribution -> why it travels
@@ -38,7 +39,7 @@ CARRIED = {  # distribution -> why it travels
     "typing_extensions": "pydantic needs a newer one than torch",
     "PyYAML": "grader.yml (binary)", "typer": "the CLI", "annotated-doc": "typer",
     "shellingham": "typer", "rich": "the CLI's progress and tables", "Pygments": "rich",
-    "hypothesis": "the checks (binary)",
+    "hypothesis": "the checks (binary)", "copydetect": "the class report's similar solutions",
     "sortedcontainers": "hypothesis", "attrs": "hypothesis, jsonschema", "tqdm": "the course helpers",
     # notebooks: nbformat and its schema validation
     "nbformat": "reads notebooks", "fastjsonschema": "nbformat", "jsonschema": "nbformat",

@@ -22,15 +22,17 @@ Torch-free. Call it from the driver process only: the gradebook is one sqlite fi
                                                      # without importing nbgrader)
     course.check(assignment, notebook, points)       # before grading; CourseError = usage error
     course.record(result, submitted_notebook)        # per result; RecordError names the student
+    recorded_points(results_folder, assignment, tasks)   # the TA's written answers' points, later
 """
 import importlib
 
+from .manual import entered_points, recorded_points, remember_course
 from .where import CourseError, RecordError, course_root
 
 _LAZY = {"NbgraderCourse": "course", "swap_execute": "course", "RestoreCellRoles": "steps",
          "WriteAutograderOutputs": "steps"}  # these import nbgrader (seconds): only when used
 __all__ = ["CourseError", "NbgraderCourse", "RecordError", "RestoreCellRoles", "WriteAutograderOutputs",
-           "course_root", "swap_execute"]
+           "course_root", "entered_points", "recorded_points", "remember_course", "swap_execute"]
 
 
 def __getattr__(name: str):

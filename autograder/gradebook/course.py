@@ -102,6 +102,22 @@ class NbgraderCourse:
         coursedir = self._coursedir()
         return (Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / notebook).exists()
 
+    def manual_scores(self, assignment: str, tasks: Iterable[str]) -> dict[str, dict[str, float]]:
+        """The written answers' points the gradebook holds, per student and task: the TA's from
+        formgrader, or nbgrader's 0 for an untouched answer; an answer waiting for the TA is absent."""
+        wanted, found = set(tasks), {}
+        with self._gradebook() as gradebook:
+            try:
+                submissions = gradebook.find_assignment(assignment).submissions
+            except MissingEntry:
+                return {}
+            for submission in submissions:
+                grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
+                for grade in grades:
+                    if grade.name in wanted and not grade.needs_manual_grade and grade.score is not None:
+                        found.setdefault(submission.student.id, {})[grade.name] = float(grade.score)
+        return found
+
     def _autograde(self, student: str, assignment: str, notebook_id: str, writer) -> None:
         """nbgrader's Autograde converter for one notebook, ``writer`` in place of Execute."""
         coursedir = self._coursedir()

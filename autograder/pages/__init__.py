@@ -5,8 +5,8 @@ result model (``autograder.results``) with the text catalogue (``autograder.text
 draws with matplotlib.
 
 - ``write_student_page(result, path, language)``: ``DIR/feedback/<student_id>.html``;
-- ``write_class_report(results, folder, language, task_checks)``: ``DIR/report.html`` and
-  ``DIR/report.md``.
+- ``write_class_report(results, folder, language, task_checks, entered)``: ``DIR/report.html``,
+  ``DIR/report.md``, ``DIR/similarity.csv`` and ``DIR/unexplained.csv``.
 """
 from .class_report import write_class_report
 from .student import write_student_page

@@ -1,33 +1,58 @@
 """The TA's class report: ``DIR/report.html`` and ``DIR/report.md``.
 
-What a lecturer reads before the next lecture: how the scores spread, which tasks and checks
-the class passed, which known mistakes it made and who made them, whose submission had
-errors (with the crashed cell's source and traceback), and where the grading time went.
-The numbers come from ``class_stats``; this module only lays them out.
+What a lecturer reads before the next lecture: how the scores spread (autograded, and the
+written answers once entered), which tasks and checks the class passed, which known mistakes
+it made and who made them, the failures no known mistake explains that students share, which
+solutions are alike, whose submission had errors (with the crashed cell's source and
+traceback), and where the grading time went. The numbers come from ``class_stats``; this
+module only lays them out, and writes the two tables beside the report: ``similarity.csv``
+(``task,student_a,student_b,similarity``) and ``unexplained.csv`` (``task,check,group,student_id``).
 """
 from pathlib import Path
 
 from .. import texts
+from ..course import COURSE, Course
+from ..files import csv_text
 from ..results import SubmissionResult, text
-from . import class_markdown, figures
-from .class_markdown import phases_text, summary_texts
+from ..totals import total_line
+from ..similarity import Pair, discounted_code, kept_cells, similar_pairs
+from . import class_markdown, class_sections, figures
+from .class_markdown import SIMILARITY_CSV, UNEXPLAINED_CSV, phases_text, summary_texts
 from .class_stats import ClassStats, Rate, bin_width, by_task, summarise
 from .markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
 from .student import check_title, issue_line, mistake_name
 
 VISIBLE_TIMINGS = 10  # the slowest submissions shown; the others fold away
-TIMING_WIDTHS = (42, 20, 38)
+TIMING_WIDTHS = (26, 13, 31, 17, 13)
 
 
 def write_class_report(results: list[SubmissionResult], folder: Path, language: str,
-                       task_checks: dict[str, list[str]]) -> tuple[Path, Path]:
-    """Write ``folder/report.html`` and ``folder/report.md`` for the batch's ``results``;
-    ``task_checks`` is grader.yml's tasks with their check names, in order (manual: [])."""
-    stats = summarise(results, task_checks)
+                       task_checks: dict[str, list[str]], entered: dict[str, dict[str, float]] | None = None,
+                       course: Course = COURSE) -> tuple[Path, Path]:
+    """Write ``folder/report.html``, ``report.md``, ``similarity.csv`` and ``unexplained.csv``
+    for ``results`` (every result of the folder); ``task_checks`` is grader.yml's tasks with
+    their check names, in order (manual: []); ``entered`` the written answers' points known
+    (student -> task -> points). The solution cells compared are those kept in ``folder``."""
+    stats = summarise(results, task_checks, entered, _similar_of(results, folder, course))
     html_path, markdown_path = folder / "report.html", folder / "report.md"
     write_atomically(html_path, report_html(stats, language))
     write_atomically(markdown_path, class_markdown.report_markdown(stats, language))
+    write_atomically(folder / SIMILARITY_CSV, csv_text(
+        ["task", "student_a", "student_b", "similarity"],
+        ([p.task, p.student_a, p.student_b, p.similarity] for p in stats.similar)))
+    write_atomically(folder / UNEXPLAINED_CSV, csv_text(
+        ["task", "check", "group", "student_id"],
+        ([g.task, g.check, g.number, student] for g in stats.unexplained for student in g.students)))
     return html_path, markdown_path
+
+
+def _similar_of(results: list[SubmissionResult], folder: Path, course: Course) -> tuple[list[Pair], list[str]]:
+    """The similar pairs among the cells kept in ``folder``, and who had none to compare."""
+    if not results:
+        return [], []
+    cells = kept_cells(folder, [r.student_id for r in results])
+    not_compared = sorted(r.student_id for r in results if not cells.get(r.student_id) and not r.errors)
+    return similar_pairs(cells, discounted_code(course, results[0].assignment)), not_compared
 
 
 def report_html(stats: ClassStats, language: str) -> str:
@@ -37,8 +62,10 @@ def report_html(stats: ClassStats, language: str) -> str:
                         language)
     # The class's mistakes right after the task summary: what a lecturer reads first.
     parts = [f"<h1>{esc(title)}</h1>", _scores(stats, language), _tasks(stats, language),
-             _mistakes(stats, language), _checks(stats, language), _errors(stats, language),
-             _warnings(stats, language), _timing(stats, language), _slow_checks(stats, language)]
+             _mistakes(stats, language), class_sections.unexplained(stats, language),
+             class_sections.similar(stats, language),
+             _checks(stats, language), _errors(stats, language), _warnings(stats, language),
+             _timing(stats, language), _slow_checks(stats, language)]
     return document(title, "".join(parts), language)
 
 
@@ -66,11 +93,22 @@ def _tasks(stats: ClassStats, language: str) -> str:
     rows = [[ident(rate.task), _share(rate, language),
              f"{number(rate.mean_score, language)} / {number(rate.max_score, language)}"]
             for rate in stats.task_rates]
+    rows += [[f"{ident(w.task)}<br><small>{say(text('page.report.written'), language)}</small>",
+              say(text("page.report.entered", entered=w.entered, count=w.total), language),
+              f"{number(w.mean_score, language)} / {number(w.max_score, language)}"] for w in stats.written]
     headers = [say(text("term.task"), language), say(text("page.report.full_marks"), language),
                say(text("page.report.mean_score"), language)]
     explain = say(text("page.report.pass_rate_explained", count=stats.students), language)
     return (f"{_h2('page.report.tasks', language)}<p class=\"explain\">{explain}</p>"
-            f"{table(headers, rows, (38, 37, 25))}")
+            f"{table(headers, rows, (38, 37, 25))}{_grades(stats, language)}")
+
+
+def _grades(stats: ClassStats, language: str) -> str:
+    """Every student's grade, autograded and written, folded away (grades.csv has the numbers)."""
+    rows = [[ident(t.student_id), esc(total_line(t, language))] for t in stats.totals]
+    headers = [say(text("page.student"), language), say(text("page.report.grade"), language)]
+    more = say(text("page.report.all_grades", count=len(rows)), language)
+    return f"<details><summary>{more}</summary>{table(headers, rows, (30, 70))}</details>"
 
 
 def _checks(stats: ClassStats, language: str) -> str:
@@ -133,16 +171,18 @@ def _warnings(stats: ClassStats, language: str) -> str:
 
 
 def _timing(stats: ClassStats, language: str) -> str:
-    rows = [[ident(t.student), number(t.total, language), esc(phases_text(t.phases, language))]
+    rows = [[ident(t.student), number(t.total, language), esc(phases_text(t.phases, language)),
+             f"{number(t.requests, language)}; {number(t.worker_s, language)}", number(t.peak_mb, language)]
             for t in stats.timings]
     headers = [say(text("page.student"), language), say(text("page.report.total_s"), language),
-               say(text("page.report.phases_s"), language)]
+               say(text("page.report.phases_s"), language), say(text("page.report.worker"), language),
+               say(text("page.report.peak_mb"), language)]
     explain = say(text("page.report.timing_explained"), language)
-    shown = table(headers, rows[:VISIBLE_TIMINGS], TIMING_WIDTHS, numeric={1})
+    shown = table(headers, rows[:VISIBLE_TIMINGS], TIMING_WIDTHS, numeric={1, 3, 4})
     if len(rows) > VISIBLE_TIMINGS:
         more = say(text("page.report.more_students", count=len(rows) - VISIBLE_TIMINGS), language)
         shown += (f"<details><summary>{more}</summary>"
-                  f"{table(headers, rows[VISIBLE_TIMINGS:], TIMING_WIDTHS, numeric={1})}</details>")
+                  f"{table(headers, rows[VISIBLE_TIMINGS:], TIMING_WIDTHS, numeric={1, 3, 4})}</details>")
     return f"{_h2('page.report.timing', language)}<p class=\"explain\">{explain}</p>{shown}"
 
 

@@ -2,13 +2,17 @@
 
 Every share is over all the batch's submissions: a submission that could not be read, or in
 which a check did not run, counts as not passing it (nothing is left out of a denominator).
-A mistake counts each student once, however many checks named it for them.
+A mistake counts each student once, however many checks named it for them. A written answer
+counts as entered for a student once the TA's points for it are known (``autograder.totals``).
 """
 from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import mean, median
 
 from ..results import SubmissionResult
+from ..similarity import Pair
+from ..totals import Total, total_of
+from .unexplained import Group, unexplained_groups
 
 SLOWEST_CHECKS = 10
 MAX_BINS = 20
@@ -39,10 +43,24 @@ class MistakeCount:
 
 
 @dataclass(frozen=True)
+class Written:
+    """A written task: for how many of ``total`` submissions its points are entered, their mean."""
+    task: str
+    entered: int
+    total: int
+    mean_score: float | None
+    max_score: float
+
+
+@dataclass(frozen=True)
 class Timing:
+    """A submission's wall time, what it went to, and what the checks cost besides."""
     student: str
     total: float | None                      # None: nothing was timed (an unreadable file)
-    phases: dict[str, float]
+    phases: dict[str, float]                 # phase -> seconds it took
+    requests: int | None = None              # the checks' requests to the sandboxed worker
+    worker_s: float | None = None            # seconds the checks waited on those requests
+    peak_mb: float | None = None             # the grading process's peak memory, MB
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,11 @@ class ClassStats:
     with_warnings: list[SubmissionResult]
     timings: list[Timing]                    # slowest submission first
     slow_checks: list[SlowCheck]             # slowest check first (by its slowest run)
+    totals: list[Total] = field(default_factory=list)       # per submission (by id), autograded and written
+    written: list[Written] = field(default_factory=list)    # per written task
+    unexplained: list[Group] = field(default_factory=list)  # shared unknown mistakes
+    similar: list[Pair] = field(default_factory=list)       # similar solutions, most alike first per task
+    not_compared: list[str] = field(default_factory=list)   # students without kept solution cells
 
     @property
     def mean(self) -> float | None:
@@ -94,12 +117,18 @@ def by_task(places: set[tuple[str, str]]) -> dict[str, list[str]]:
     return dict(grouped)
 
 
-def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]) -> ClassStats:
+def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]],
+              entered: dict[str, dict[str, float]] | None = None,
+              similar: tuple[list[Pair], list[str]] = ([], [])) -> ClassStats:
     """The class's numbers; ``task_checks`` (grader.yml's tasks and check names, in order)
-    lists every check, including ones no submission reached. A task with no checks is manual."""
+    lists every check, including ones no submission reached. A task with no checks is manual;
+    ``entered`` holds the written answers' points known (student -> task -> points);
+    ``similar`` the similar pairs and the students whose cells could not be compared."""
     manual = [task for task, checks in task_checks.items() if not checks]
     auto_max, manual_max = _maxima(results, manual)
     mistakes, undiagnosed = _mistakes(results)
+    entered = entered or {}
+    totals = sorted((total_of(r, entered) for r in results), key=lambda t: t.student_id)
     return ClassStats(
         assignment=results[0].assignment if results else "",
         students=len(results),
@@ -112,7 +141,9 @@ def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]
         with_errors=sorted((r for r in results if r.errors), key=lambda r: r.student_id),
         with_warnings=sorted((r for r in results if r.warnings), key=lambda r: r.student_id),
         timings=sorted((_timing(r) for r in results), key=lambda t: (-(t.total or 0.0), t.student)),
-        slow_checks=_slow_checks(results))
+        slow_checks=_slow_checks(results), totals=totals,
+        written=[_written(results, totals, task) for task in manual],
+        unexplained=unexplained_groups(results, task_checks), similar=similar[0], not_compared=similar[1])
 
 
 def _autograded(result: SubmissionResult) -> float:
@@ -164,18 +195,41 @@ def _mistakes(results: list[SubmissionResult]) -> tuple[list[MistakeCount], int]
     return ranked, undiagnosed
 
 
+NOT_PHASES = {"total", "worker_requests", "worker_s", "grader_peak_rss_mb"}   # the pipeline's other timings
+
+
+def _written(results: list[SubmissionResult], totals: list[Total], task_id: str) -> Written:
+    tasks = [r.task(task_id) for r in results]
+    maximum = next((t.max_score for t in tasks if t is not None), 0.0)
+    known = [t.manual for t in totals if t.manual is not None and task_id in t.manual_tasks]
+    # one written task per assignment (SPEC §1): a total's manual points are that task's
+    return Written(task_id, len(known), len(results), mean(known) if known else None, maximum)
+
+
 def _timing(result: SubmissionResult) -> Timing:
-    """A submission's wall time: its ``total`` phase if recorded, else the sum of its phases,
-    else the sum of its checks' times (None when nothing ran)."""
-    phases = dict(result.timing)
+    """A submission's wall time: its ``total`` if recorded, else the sum of its phases, else
+    the sum of its checks' times (None when nothing ran)."""
+    recorded = dict(result.timing)
+    phases = _phases(recorded)
     checks = [c.seconds for t in result.tasks for c in t.checks]
-    if "total" in phases:
-        total = phases.pop("total")
-    elif phases:
-        total = sum(phases.values())
-    else:
-        total = sum(checks) if checks else None
-    return Timing(result.student_id, total, phases)
+    total = recorded.get("total", sum(phases.values()) if phases else (sum(checks) if checks else None))
+    requests = recorded.get("worker_requests")
+    return Timing(result.student_id, total, phases, None if requests is None else int(requests),
+                  recorded.get("worker_s"), recorded.get("grader_peak_rss_mb"))
+
+
+def _phases(recorded: dict[str, float]) -> dict[str, float]:
+    """Seconds per phase. The pipeline records when each phase ended (``read``, ``cells``,
+    ``total``: seconds since the start); each phase's own time is the difference."""
+    if "read" not in recorded or "total" not in recorded:
+        return {name: seconds for name, seconds in recorded.items() if name not in NOT_PHASES}
+    marks = [("read", recorded["read"]), *([("cells", recorded["cells"])] if "cells" in recorded else []),
+             ("checks", recorded["total"])]
+    phases, previous = {}, 0.0
+    for name, ended in marks:
+        phases[name] = round(max(0.0, ended - previous), 4)
+        previous = ended
+    return phases
 
 
 def _slow_checks(results: list[SubmissionResult]) -> list[SlowCheck]:

@@ -102,20 +102,27 @@ def score_histogram(scores: list[float], maximum: float, width: float, labels: t
                     mean_label: str) -> bytes:
     """How many students got each autograded score (bins of ``width`` points from 0), with
     the mean as a dashed line; ``mean_label`` is its legend (the caller writes the number)."""
+    return _png(histogram_figure(scores, maximum, width, labels, mean_label))
+
+
+def histogram_figure(scores: list[float], maximum: float, width: float, labels: tuple[str, str],
+                     mean_label: str) -> Figure:
+    """The histogram as a Figure. The legend sits above the plot, outside it: inside, it would
+    cover a bar (the first, in a class where many scored 0)."""
     bins = max(1, math.ceil(maximum / width))
     edges = np.arange(bins + 1) * width  # the last bin holds full marks
     counts, _ = np.histogram(np.clip(scores, 0.0, edges[-1]), bins=edges)
-    figure = Figure(figsize=(5.6, 3.0), layout="constrained")
+    figure = Figure(figsize=(5.6, 3.2), layout="constrained")
     ax = figure.subplots()
     ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="#2f6db5",
            edgecolor="white")
     if scores:
         mean = float(np.mean(scores))
         ax.axvline(mean, color="#c0392b", linestyle="--", label=mean_label)
-        ax.legend(loc="upper left", frameon=False)
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.2)
     ax.set_xlim(0.0, edges[-1])
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.spines[["top", "right"]].set_visible(False)
-    return _png(figure)
+    return figure

@@ -7,13 +7,12 @@ inside a phone's width (code wraps, images and tables scale).
 """
 import base64
 import html
-import os
 import re
-import tempfile
 from collections.abc import Iterable
-from pathlib import Path
 
 from .. import texts
+from ..texts import number  # noqa: F401 - the pages format numbers through it
+from ..files import write_atomically  # noqa: F401 - the pages write through it
 from ..results import Text
 
 LATIN = re.compile("[A-Za-z]")
@@ -35,7 +34,9 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f3f3f0;border:1px so
 img{max-width:100%;height:auto;display:block}
 figure{margin:.8rem 0 .4rem}
 .pair{display:flex;flex-wrap:wrap;gap:.4rem}
-.pair img{flex:1 1 18rem;min-width:0}
+.pair img,.pair>div{flex:1 1 18rem;min-width:0}
+mark{background:#fde68a;color:inherit;border-radius:2px}
+h4{font-size:.98rem;margin:0 0 .3rem;overflow-wrap:anywhere}
 figcaption{font-size:.92rem;color:#444;margin-top:.3rem}
 h1 code,h2 code,h3 code{font-size:.95em}
 .meta{color:#555;margin:0}
@@ -45,6 +46,8 @@ h1 code,h2 code,h3 code{font-size:.95em}
 .check{border:1px solid #e6c9c4;border-left:4px solid #c0392b;border-radius:6px;padding:.6rem .75rem;
  margin:.7rem 0;background:#fffaf9}
 .problem{color:#8b1e12;margin:.1rem 0 .5rem}
+.flag{border:1px solid #e2e2dd;border-left:4px solid #b08900;border-radius:6px;padding:.6rem .75rem;
+ margin:.7rem 0}
 dd>code{background:#f3f3f0;border-radius:4px;padding:.05rem .3rem}
 dl{margin:0}
 dt{font-weight:600;color:#444;font-size:.92rem;margin-top:.35rem}
@@ -90,14 +93,6 @@ def _words(words: str) -> str:
 
 def _data(value: str) -> str:
     return f"<code>{esc(value)}</code>" if LATIN.search(value) else esc(value)
-
-
-def number(value: float | None, language: str) -> str:
-    """A score or a time as people write it: no trailing zeros, the language's decimal mark."""
-    if value is None:
-        return "—"
-    shown = f"{round(value, 2):g}"
-    return shown.replace(".", texts.render(Text(id="page.decimal_mark"), language))
 
 
 def catalogued(text_id: str, fallback: str, language: str) -> str:
@@ -152,18 +147,3 @@ def document(title: str, body: str, language: str) -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(title)}</title><style>{CSS}</style></head>"
             f"<body><main>{body}</main></body></html>\n")
-
-
-def write_atomically(path: Path, content: str) -> None:
-    """Write ``content`` so that a reader sees the old file or the new one, never half of one
-    (a batch can be killed at any moment and resumed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(content)
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; a page is for reading
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

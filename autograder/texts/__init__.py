@@ -10,7 +10,7 @@ import string
 from collections.abc import Callable
 
 from ..results import Text
-from . import checks, feedback, gradebook, issues, mistakes, pages, terms
+from . import checks, feedback, gradebook, grades, issues, mistakes, pages, terms
 
 LANGUAGES = ("en", "ru")
 
@@ -25,7 +25,7 @@ def _merge(*modules) -> dict[str, tuple[str, str]]:
     return merged
 
 
-CATALOGUE = _merge(checks, feedback, gradebook, issues, mistakes, pages, terms)
+CATALOGUE = _merge(checks, feedback, gradebook, grades, issues, mistakes, pages, terms)
 
 
 def _as_is(words: str) -> str:
@@ -65,3 +65,12 @@ def _marked(field, spec: str, language: str, literal, data) -> str:
 def fields(template: str) -> set[str]:
     """The names a template fills in (for the catalogue's own test)."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def number(value: float | None, language: str) -> str:
+    """A score or a time as people write it: no trailing zeros, the language's decimal mark
+    (``1.5`` in English, ``1,5`` in Russian); None is a dash."""
+    if value is None:
+        return "—"
+    shown = f"{round(value, 2):g}"
+    return shown.replace(".", render(Text(id="page.decimal_mark"), language))

@@ -64,11 +64,69 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.report.detail": ("the cell's source and traceback", "код ячейки и трассировка"),
     "page.report.warning": ("warning", "предупреждение"),
     "page.report.who": ("who", "у кого"),
+    "page.report.written_entered": (
+        "Written answers ({tasks}): points entered for {entered} of {count} submissions, mean {mean} of "
+        "{max}; the totals of those {entered}, autograded and written: mean {total_mean} of {total_max}.",
+        "Письменные ответы ({tasks}): баллы выставлены в {entered} из {count} работ, среднее {mean} из "
+        "{max}; итог этих работ ({entered}), автоматическая оценка и письменные ответы: среднее "
+        "{total_mean} из {total_max}."),
+    "page.report.written": ("written answer", "письменный ответ"),
+    "page.report.grade": ("grade", "оценка"),
+    "page.report.all_grades": ("every student's grade ({count})", "оценки всех студентов ({count})"),
+    "page.report.entered": ("entered {entered} / {count}", "выставлено {entered} / {count}"),
     "page.report.timing": ("Time per student", "Время проверки каждой работы"),
-    "page.report.timing_explained": ("Wall-clock seconds per submission, slowest first.",
-                                     "Секунды на работу (по часам), сначала самые долгие."),
+    "page.report.timing_explained": (
+        "Wall-clock seconds per submission, slowest first, and what they went to: reading the notebook, "
+        "running its cells, the checks. Beside them: how many requests the checks sent to the sandboxed "
+        "worker and how long they waited for the answers, and the grading process's peak memory.",
+        "Секунды на работу (по часам), сначала самые долгие, и на что они ушли: чтение блокнота, "
+        "выполнение его ячеек, проверки. Рядом: сколько запросов проверки отправили в песочницу и "
+        "сколько ждали ответов, и пик памяти проверяющего процесса."),
     "page.report.total_s": ("total, s", "всего, с"),
     "page.report.phases_s": ("phases, s", "этапы, с"),
+    "page.report.worker": ("worker: requests, s waiting", "песочница: запросов, с ожидания"),
+    "page.report.peak_mb": ("peak memory, MB", "пик памяти, МБ"),
+    "phase.read": ("reading", "чтение"),
+    "phase.cells": ("cells", "ячейки"),
+    "phase.checks": ("checks", "проверки"),
+    "page.report.similar": ("Similar solutions", "Похожие решения"),
+    "page.report.similar_explained": (
+        "Pairs of students whose solution cells of a task are alike once the released template's code and "
+        "the book's published code are left out; renamed variables, reordered lines and comments do not "
+        "hide a pair. Similarity is the share of a cell's own code that the other cell has too (the larger "
+        "of the two); pairs from {flag} up are listed, most alike first, with the shared code marked. A flag "
+        "to look at, never a penalty: no score changed. The same pairs are in {file}.",
+        "Пары студентов, у которых ячейки решения одной задачи похожи, если не считать код выданного "
+        "шаблона и опубликованный код книги; переименованные переменные, переставленные строки и "
+        "комментарии пару не скрывают. Сходство — доля собственного кода ячейки, которая есть и в другой "
+        "(большая из двух); показаны пары со сходством от {flag}, сначала самые похожие, общий код "
+        "выделен. Это повод посмотреть, а не штраф: баллы не менялись. Те же пары — в {file}."),
+    "page.report.no_similar": ("No two solutions are alike beyond the template's and the book's code.",
+                               "Нет похожих решений, кроме кода шаблона и книги."),
+    "page.report.not_compared": (
+        "Not compared ({count}): no solution cells were kept with their results (a notebook without "
+        "nbgrader metadata, or a result graded before cells were kept): {students}.",
+        "Не сравнивались ({count}): вместе с их результатами не сохранены ячейки решений (блокнот без "
+        "метаданных nbgrader или результат, полученный до того, как ячейки стали сохраняться): {students}."),
+    "page.report.similarity": ("similarity", "сходство"),
+    "page.report.pair": ("pair", "пара"),
+    "page.report.same_cell": ("the same cell, {count} students", "одна и та же ячейка, студентов: {count}"),
+    "page.report.more_pairs": ("{count} more pairs of {task}", "ещё пары задачи {task}: {count}"),
+    "page.report.unexplained": ("Shared unknown mistakes", "Общие неизвестные ошибки"),
+    "page.report.unexplained_explained": (
+        "Failed checks that no known mistake explains, grouped by behaviour: the same check failing with "
+        "the same output on the same example. Largest group first, numbered within each task and check; "
+        "a group you recognise is a candidate for the catalogue of mistakes. Tasks left as the template "
+        "has them are not counted. The same groups are in {file}.",
+        "Непройденные проверки, которые не объясняет ни одна известная ошибка, сгруппированные по "
+        "поведению: одна и та же проверка, один и тот же результат на одном и том же примере. Сначала "
+        "самые большие группы, номера — внутри задачи и проверки; знакомая группа — кандидат в каталог "
+        "ошибок. Задачи, оставленные как в шаблоне, не учитываются. Те же группы — в {file}."),
+    "page.report.no_unexplained": ("Every failed check is explained by a known mistake.",
+                                   "Каждую непройденную проверку объясняет известная ошибка."),
+    "page.report.group": ("group {number}", "группа {number}"),
+    "page.report.group_size": ("students: {count}", "студентов: {count}"),
+    "page.report.single_groups": ("{count} more failures, each seen in one student", "ещё ошибки, каждая у одного студента: {count}"),
     "page.report.slowest": ("Slowest checks", "Самые долгие проверки"),
     "page.report.mean_s": ("mean, s", "среднее, с"),
     "page.report.slowest_for": ("max, s (who)", "максимум, с (у кого)"),

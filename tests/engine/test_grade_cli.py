@@ -115,3 +115,31 @@ def test_bad_config_key_exits_2_with_a_suggestion(tmp_path):
 def test_unknown_assignment_exits_2(tmp_path):
     run = grade(str(EXAMPLES), "--assignment", "atention_scoring", "--output", str(tmp_path))
     assert run.returncode == 2 and "did you mean 'attention_scoring'" in run.stderr
+
+
+def test_manual_points_reach_the_summary_grades_csv_the_report_and_export(attention_results, tmp_path):
+    """With DIR/manual_points.csv, does a run say both numbers in its summary, put the points
+    in grades.csv's written-answer column and in the class report, name an id that has no
+    result, keep the JSON's score the autograded sum, and does export add them up?"""
+    out = tmp_path / "out"
+    shutil.copytree(attention_results, out)
+    (out / "manual_points.csv").write_text("student_id,task,points\ncorrect,cost_analysis,2\n"
+                                           "buggy,cost_analysis,0.5\nghost,cost_analysis,1\n")
+    run = grade(str(EXAMPLES / "attention_scoring"), "--assignment", "attention_scoring", "--output", str(out))
+    assert run.returncode == 0, run.stderr
+    summary = " ".join(run.stderr.split())
+    assert "written answers (cost_analysis): points entered for 2 of 4 submissions, mean 1.25 / 2" in summary
+    assert "manual_points.csv: row 4: no result for student 'ghost'" in summary
+    rows = {row["student_id"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert (rows["correct"]["cost_analysis"], rows["untouched"]["cost_analysis"]) == ("2.0", "")
+    assert float(rows["correct"]["score"]) == 13.0                       # SPEC §3: the autograded sum
+    assert next(t for t in load(out, "correct")["tasks"] if t["id"] == "cost_analysis")["score"] is None
+    assert "points entered for 2 of 4 submissions" in (out / "report.md").read_text()
+    exported = subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()", "export", str(out),
+                               "--format", "csv", "--output", str(tmp_path / "lms.csv")],
+                              capture_output=True, text=True, timeout=300)
+    assert exported.returncode == 0, exported.stderr
+    by_id = {row["student_id"]: row for row in csv.DictReader((tmp_path / "lms.csv").open())}
+    assert by_id["correct"] == {"student_id": "correct", "score": "15.0", "max_score": "15.0",
+                                "autograded": "13.0", "manual": "2.0"}
+    assert by_id["untouched"]["manual"] == "" and "written answers not entered for 2 of 4" in exported.stderr

@@ -83,12 +83,18 @@ def keep_export(course: Course, command: str, kept: dict) -> None:
         kept["export"] = {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
+def keep_our_export(course: Course, command: str, kept: dict) -> None:
+    with open(course.root / option(command, "--output"), newline="") as handle:
+        kept["our_export"] = {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
 def students_fetch_feedback(course: Course, command: str, kept: dict) -> None:
     kept["feedback"] = {student: html.unescape(course.fetch_feedback(student)) for student in STUDENTS}
 
 
 AFTER = {"nbgrader release_assignment": students_submit, "autograder grade": after_grading,
-         "nbgrader export": keep_export, "nbgrader release_feedback": students_fetch_feedback}
+         "nbgrader export": keep_export, "autograder export": keep_our_export,
+         "nbgrader release_feedback": students_fetch_feedback}
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +180,16 @@ def test_export_total_is_grades_csv_plus_manual_points(kept, student):
     exported, ours = kept["export"][student], kept["grades_csv"][student]
     assert float(exported["score"]) == pytest.approx(float(ours["score"]) + MANUAL_POINTS.get(student, 0.0))
     assert float(exported["max_score"]) == pytest.approx(float(ours["max_score"]))
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_autograder_export_agrees_with_nbgrader_export(kept, student):
+    """Does `autograder export` give each student the total `nbgrader export` gives (formgrader's
+    points read from the gradebook), with the written answer's points in their own column?"""
+    ours, nbgrader_total = kept["our_export"][student], kept["export"][student]
+    assert float(ours["score"]) == pytest.approx(float(nbgrader_total["score"]))
+    assert float(ours["max_score"]) == pytest.approx(float(nbgrader_total["max_score"]))
+    assert float(ours["manual"]) == MANUAL_POINTS.get(student, 0.0)   # untouched answers: nbgrader's 0
 
 
 @pytest.mark.parametrize("student", STUDENTS)

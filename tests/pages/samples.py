@@ -77,7 +77,8 @@ def submission(student: str = "s1", *, sqrt_bug: bool = True, softmax_untouched:
                       text=text("issue.cell_error", cell=3, type="ValueError", message=HOSTILE))]
     return SubmissionResult(student_id=student, assignment="attention_scoring", score=score, max_score=6.0,
                             tasks=task_results, warnings=warnings, errors=errors,
-                            timing={"setup": 1.25, "checks": seconds - 1.5, "total": seconds})
+                            timing={"read": 0.25, "cells": 1.5, "total": seconds, "worker_requests": 740,
+                                    "worker_s": round(seconds / 3, 2), "grader_peak_rss_mb": 351.5})
 
 
 TASK_CHECKS = {

@@ -1,4 +1,5 @@
 """The TA's class report (report.html and report.md) for a batch of results."""
+import csv
 import re
 
 import mistune
@@ -114,3 +115,50 @@ def test_empty_batch(browser, tmp_path):
     shown = browser.render(html, tmp_path / "empty.png")
     assert render(text("page.report.empty"), "ru") in shown.text and shown.console == []
     assert render(text("page.report.empty"), "ru") in markdown.read_text()
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_time_per_student_says_what_each_number_is(tmp_path, language):
+    """Are the phases seconds each phase took, named in the report's language, with the worker's
+    requests and the peak memory in columns of their own (not raw English keys among seconds)?"""
+    html_path, markdown_path = write_class_report(samples.batch(), tmp_path, language, samples.TASK_CHECKS)
+    html, markdown = html_path.read_text(), markdown_path.read_text()
+    for raw_key in ("worker_requests", "grader_peak_rss_mb", "worker_s", "read 0"):
+        assert raw_key not in html and raw_key not in markdown
+    for label in ("page.report.worker", "page.report.peak_mb"):
+        assert say(text(label), language) in html and render(text(label), language) in markdown
+    reading, cells, checks = (render(text(f"phase.{name}"), language) for name in ("read", "cells", "checks"))
+    mark = render(text("page.decimal_mark"), language)
+    assert f"{reading} 0{mark}25; {cells} 1{mark}25; {checks} 2{mark}75" in markdown   # bob: 4.25 s in all
+    assert f"| 740; 1{mark}42 | 351{mark}5 |" in markdown
+
+
+def test_the_histogram_legend_covers_no_bar():
+    """Does the mean's legend sit clear of every bar, the first one too (a class where many
+    scored 0 has its tallest bar there)?"""
+    from autograder.pages.figures import histogram_figure
+    figure = histogram_figure([0.0] * 8 + [5.0, 7.0, 12.5, 13.0, 13.0], 13.0, 1.0, ("score", "students"), "mean 3.9")
+    figure.draw_without_rendering()
+    [ax] = figure.axes
+    legend = ax.get_legend().get_window_extent()
+    assert ax.patches and not any(legend.overlaps(bar.get_window_extent()) for bar in ax.patches)
+
+
+def test_a_hostile_cell_and_id_stay_text_in_the_similar_solutions(browser, tmp_path):
+    """Do two students who hand in one cell full of markup (and one of them a hostile id) get a
+    pair whose code and names are shown as text, with no script, and CSV cells that are no
+    formula?"""
+    from autograder import solutions
+    cell = ("def masked_softmax(X, valid_lens):\n    # </code></pre><script>alert(1)</script>\n"
+            "    note = '<img src=x onerror=alert(2)> ``` | **x**'\n"
+            "    weights = torch.softmax(X.masked_fill(torch.arange(X.shape[-1]) >= 3, -7.0), dim=-1)\n"
+            "    return weights * (weights > 0.001) + 0 * len(note)\n")
+    for student in ("=cmd|' /C calc'!A0", samples.HOSTILE):
+        solutions.save(tmp_path, student, {"masked_softmax": cell})
+    batch = samples.batch() + [samples.submission("=cmd|' /C calc'!A0", crashed=False)]
+    html, _ = write_class_report(batch, tmp_path, "en", samples.TASK_CHECKS)
+    shown = browser.render(html, tmp_path / "hostile.png")
+    assert shown.scripts == 0 and shown.console == [] and "<script>alert(1)</script>" in shown.text
+    with open(tmp_path / "similarity.csv", newline="") as handle:
+        [row] = list(csv.reader(handle))[1:]
+    assert row[0] == "masked_softmax" and set(row[1:3]) == {"'=cmd|' /C calc'!A0", samples.HOSTILE}

@@ -1,0 +1,171 @@
+"""``autograder export DIR --format csv|canvas|moodle --output FILE`` (SPEC §6): a results
+folder's grades, out to a spreadsheet or an LMS.
+
+Every number comes from ``autograder.totals``: ``score`` is the autograded points plus the
+written answers' points where they are known (the nbgrader gradebook DIR's results were
+recorded into, or ``DIR/manual_points.csv`` over it), the autograded part alone while they are
+not. ``csv`` writes ``student_id,score,max_score,autograded,manual`` (``manual`` empty while
+unknown); ``canvas`` fills one column of the gradebook CSV the TA downloaded from Canvas;
+``moodle`` writes Moodle's grade-import CSV (``autograder.lms``). Nothing is dropped silently:
+results without a roster row, roster students without a result (an empty cell), written
+answers not yet entered and results the grader failed on (an empty cell: they are graded
+again by the next run) are named in the notes the command prints.
+"""
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import lms
+from .config import ConfigError
+from .files import clean_text, csv_text, write_atomically
+from .gradebook import entered_points
+from .manual_points import Tasks, read_manual_points
+from .results import SubmissionResult
+from .store import MARKER, OutputFolder
+from .totals import Total, total_of
+
+FORMATS = ("csv", "canvas", "moodle")
+CSV_HEADER = ["student_id", "score", "max_score", "autograded", "manual"]
+CANVAS_MATCH, MOODLE_MATCH = "SIS Login ID", "username"
+NAMED = 20  # ids named in a note before "and N more"
+
+
+class ExportError(ConfigError):
+    """The export cannot be made as asked (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    folder: Path
+    format: str
+    output: Path
+    roster: Path | None = None
+    column: str | None = None
+    match: str | None = None
+
+
+@dataclass
+class Exported:
+    path: Path
+    students: int                      # rows written with a score
+    notes: list[str] = field(default_factory=list)
+
+
+def export(options: ExportOptions) -> Exported:
+    """Write ``options.output``; ``ExportError`` (or the manual-points file's error) says why not."""
+    _check(options)
+    folder = _folder(options.folder)
+    results = folder.load_all()
+    if not results:
+        raise ExportError(f"{options.folder}: holds no results; run autograder grade with --output {options.folder}")
+    tasks = Tasks.of_results(results)
+    manual = read_manual_points(folder.path, tasks)
+    entered = entered_points(folder.path, folder.assignment, list(tasks.manual), manual.points)
+    totals = [total_of(result, entered) for result in results]
+    notes = folder.notes + manual.unknown_students(lambda sid: folder.result_path(sid).is_file())
+    notes += _pending(totals) + _failed(results)
+    scores = {clean_text(t.student_id): _score(t) for t, r in zip(totals, results) if not _grader_failed(r)}
+    content, written, named = _content(options, folder.assignment, totals, scores)
+    write_atomically(options.output, content)
+    return Exported(options.output, written, notes + named)
+
+
+def _check(options: ExportOptions) -> None:
+    if options.format not in FORMATS:
+        raise ExportError(f"--format {options.format}: use csv, canvas or moodle")
+    if options.format == "canvas" and options.roster is None:
+        raise ExportError("--format canvas needs --roster: the gradebook CSV downloaded from Canvas "
+                          "(Grades, Export, Export Entire Gradebook)")
+    if options.format == "csv" and (options.roster, options.column, options.match) != (None, None, None):
+        raise ExportError("--roster, --column and --match are for --format canvas or moodle; csv writes every result")
+    if options.roster is not None and options.output.resolve() == options.roster.resolve():
+        raise ExportError(f"--output {options.output}: is the roster itself; write to another file and keep "
+                          "the download as it is")
+    if options.output.is_dir():
+        raise ExportError(f"--output {options.output}: is a folder; name the file to write")
+
+
+def _folder(path: Path) -> OutputFolder:
+    marker = path / MARKER
+    if not marker.is_file():
+        raise ExportError(f"{path}: not a results folder of autograder grade (it has no {MARKER}); "
+                          "give the --output folder of autograder grade")
+    return OutputFolder(path, marker.read_text(encoding="utf-8").strip(), "en")
+
+
+def _score(total: Total) -> str:
+    return f"{round(total.score, 4):g}"
+
+
+def _grader_failed(result: SubmissionResult) -> bool:
+    return any(error.code == "grader_failed" for error in result.errors)
+
+
+def _content(options: ExportOptions, assignment: str, totals: list[Total],
+             scores: dict[str, str]) -> tuple[str, int, list[str]]:
+    """The file's text, how many students got a score in it, and the notes on matching."""
+    if options.format == "csv":
+        rows = [[t.student_id, *([t.score, t.max_score, t.autograded, t.manual]
+                                 if clean_text(t.student_id) in scores else ["", t.max_score, "", ""])]
+                for t in totals]
+        return csv_text(CSV_HEADER, rows), len(scores), []
+    if options.roster is None:  # moodle without a roster: one row per result
+        content = lms.moodle_file(options.match or MOODLE_MATCH, options.column or assignment,
+                                  [(clean_text(t.student_id), scores.get(clean_text(t.student_id), ""))
+                                   for t in totals])
+        return content, len(scores), []
+    roster = lms.read_roster(options.roster)
+    key = roster.column(options.match or (CANVAS_MATCH if options.format == "canvas" else MOODLE_MATCH), "--match")
+    matching = lms.match(roster, key, [clean_text(t.student_id) for t in totals])
+    if options.format == "canvas":
+        content = lms.canvas_file(roster, _canvas_column(roster, options.column, assignment), matching, scores)
+    else:
+        content = lms.moodle_file(roster.header[key].strip(), options.column or assignment,
+                                  [(sid, scores.get(sid, "")) for sid in matching.by_row.values()])
+    written = sum(1 for sid in matching.by_row.values() if sid in scores)
+    return content, written, _matching_notes(roster, key, matching)
+
+
+def _canvas_column(roster: lms.Roster, column: str | None, assignment: str) -> int:
+    """--column, or the one column headed ``<assignment> (<id>)``."""
+    if column is not None:
+        return roster.column(column, "--column")
+    names = [name.strip() for name in roster.header]
+    found = [i for i, name in enumerate(names) if re.fullmatch(rf"{re.escape(assignment)} \(\d+\)", name)]
+    if len(found) == 1:
+        return found[0]
+    assignments = ", ".join(name for name in names if re.fullmatch(r".+ \(\d+\)", name)) or "none"
+    raise ExportError(f"{roster.path}: {'several' if found else 'no'} columns headed '{assignment} (<id>)'; "
+                      f"name the one to fill with --column (its assignment columns: {assignments})")
+
+
+def _matching_notes(roster: lms.Roster, key: int, matching: lms.Matching) -> list[str]:
+    column = roster.header[key].strip()
+    notes = []
+    if matching.unmatched:
+        notes.append(f"results without a row in {roster.path.name} (their {column} is not there; not exported): "
+                     f"{', '.join(matching.unmatched)}")
+    if matching.without_result:
+        notes.append(f"{roster.path.name}: students without a result (their cell is empty): "
+                     f"{_named(matching.without_result)}")
+    return notes
+
+
+def _pending(totals: list[Total]) -> list[str]:
+    pending = [t.student_id for t in totals if t.manual is None]
+    if not pending:
+        return []
+    return [f"written answers not entered for {len(pending)} of {len(totals)} students (their score is the "
+            f"autograded part only; enter them in formgrader or manual_points.csv): {_named(pending)}"]
+
+
+def _failed(results: list[SubmissionResult]) -> list[str]:
+    failed = [r.student_id for r in results if _grader_failed(r)]
+    if not failed:
+        return []
+    return [f"the grader failed on {', '.join(failed)}: their cells are empty; run autograder grade again"]
+
+
+def _named(ids: list[str]) -> str:
+    shown = ", ".join(ids[:NAMED])
+    return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")

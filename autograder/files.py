@@ -1,0 +1,84 @@
+"""The rules every file the grader writes follows: valid UTF-8, no spreadsheet formula,
+atomic replacement.
+
+- ``clean_text``: one rule for text that is not valid UTF-8 (each undecodable byte becomes
+  ``\\xNN``, so a cp1251 file name unpacked on Linux keeps a readable, stable id);
+- ``file_stem`` (from ``ids``, where ids are made): a student id as a file name, one-to-one;
+- ``spreadsheet_safe``: a text cell that starts like a formula (``=``, ``+``, ``-``, ``@``,
+  a tab or a carriage return) gets a leading ``'``, which a spreadsheet shows as text;
+- ``csv_text``: a CSV table with both rules applied to every text cell (numbers stay numbers);
+- ``write_atomically``: a reader sees the old file or the new one, never half of one.
+
+Torch-free and free of the rest of the package (but ``ids``), so the store, the pages and
+the exports can all use it.
+"""
+import csv
+import io
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from .ids import file_stem
+
+__all__ = ["clean", "clean_text", "csv_text", "file_stem", "safe_cell", "spreadsheet_safe", "write_atomically"]
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def clean_text(value: str) -> str:
+    """``value`` as valid UTF-8: undecodable bytes (surrogate escapes) and lone surrogates
+    become ``\\xNN`` escapes of their bytes."""
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def clean(value):
+    """``clean_text`` on every string of a JSON-like tree."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean(item) for item in value]
+    if isinstance(value, dict):
+        return {clean_text(str(key)): clean(item) for key, item in value.items()}
+    return value
+
+
+def spreadsheet_safe(value: str) -> str:
+    """A text cell that a spreadsheet will not run as a formula."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+def safe_cell(value: str | float | int | None) -> str | float | int:
+    """One CSV cell: None is empty, a number stays a number, text is cleaned and formula-safe."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return spreadsheet_safe(clean_text(value))
+    return value
+
+
+def csv_text(header: list[str], rows: Iterable[Iterable[str | float | int | None]]) -> str:
+    """A CSV table (``\\n`` line ends) whose every text cell passed ``safe_cell``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([safe_cell(name) for name in header])
+    writer.writerows([safe_cell(cell) for cell in row] for row in rows)
+    return out.getvalue()
+
+
+def write_atomically(path: Path, content: str) -> None:
+    """Write ``content`` so that a reader sees the old file or the new one, never half of one
+    (a batch can be killed at any moment and resumed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(content)
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; a page or a table is for reading
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,47 @@
+"""The written answers' points of an nbgrader course that a results folder was recorded into.
+
+``autograder grade`` on an nbgrader course leaves ``DIR/.nbgrader-course`` (the course root),
+so that ``autograder export DIR`` and the class report read the TA's formgrader points from
+that course's gradebook later, through nbgrader's own API, without being told where it is.
+"""
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..files import clean_text
+from .where import CourseError
+
+MARKER = ".nbgrader-course"
+
+
+def remember_course(folder: Path, root: Path) -> None:
+    (folder / MARKER).write_text(str(root.resolve()) + "\n", encoding="utf-8")
+
+
+def recorded_points(folder: Path, assignment: str, tasks: Iterable[str]) -> dict[str, dict[str, float]]:
+    """Points per student and written task from the gradebook ``folder`` was recorded into
+    ({} when it was recorded into none); CourseError when that course cannot be read."""
+    marker = folder / MARKER
+    if not marker.is_file():
+        return {}
+    root = Path(marker.read_text(encoding="utf-8").strip())
+    hint = f"move it back, or delete {marker} to go on without its written answers' points"
+    if not (root / "nbgrader_config.py").is_file() and not (root / "gradebook.db").is_file():
+        raise CourseError(f"{marker}: the results were recorded into the nbgrader course {root}, "
+                          f"which is not there any more; {hint}")
+    from .course import NbgraderCourse  # nbgrader's import takes seconds: only for a course
+    try:
+        return NbgraderCourse(root).manual_scores(assignment, tasks)
+    except CourseError as error:
+        raise CourseError(f"{error} ({hint})") from None
+
+
+def entered_points(folder: Path, assignment: str, tasks: list[str],
+                   from_file: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Every written answer's points known for ``folder``'s results, per student (ids as
+    ``clean_text`` writes them) and task: the gradebook's, with ``from_file``
+    (manual_points.csv) over them where both hold a student's task."""
+    merged = {clean_text(student): dict(points)
+              for student, points in recorded_points(folder, assignment, tasks).items()}
+    for student, points in from_file.items():
+        merged.setdefault(student, {}).update(points)
+    return merged

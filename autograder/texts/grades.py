@@ -1,0 +1,26 @@
+"""Texts: a student's grade as the TA reads it (the console summary, the class report): the
+autograded points and the written answers' points, each said plainly, then the total."""
+
+TEXTS: dict[str, tuple[str, str]] = {
+    "grades.total": ("autograded {auto} / {auto_max}, written answers {manual} / {manual_max} entered, "
+                     "{score} / {max}",
+                     "автоматическая оценка {auto} / {auto_max}, письменные ответы {manual} / {manual_max} "
+                     "выставлены, итого {score} / {max}"),
+    "grades.total_pending": ("autograded {auto} / {auto_max}, written answers not entered yet (up to "
+                             "{manual_max}), {score} / {max} so far",
+                             "автоматическая оценка {auto} / {auto_max}, письменные ответы ещё не оценены "
+                             "(максимум — {manual_max}), пока {score} / {max}"),
+    "grades.total_autograded": ("autograded {auto} / {auto_max}", "автоматическая оценка {auto} / {auto_max}"),
+    "grades.class_autograded": ("mean autograded score {mean} / {max}",
+                                "средняя автоматическая оценка {mean} / {max}"),
+    "grades.class_entered": (
+        "written answers ({tasks}): points entered for {entered} of {count} submissions, mean {mean} / {max}; "
+        "their totals: mean {total_mean} / {total_max}",
+        "письменные ответы ({tasks}): баллы выставлены в {entered} из {count} работ, среднее {mean} / {max}; "
+        "их итог: среднее {total_mean} / {total_max}"),
+    "grades.class_pending": (
+        "written answers ({tasks}; up to {max} points): no points entered yet (formgrader in an nbgrader "
+        "course, else manual_points.csv in the results folder)",
+        "письменные ответы ({tasks}; максимум — {max}): баллы ещё не выставлены (formgrader в курсе nbgrader, "
+        "иначе manual_points.csv в папке результатов)"),
+}

@@ -1,0 +1,159 @@
+"""`autograder export` on real results folders (written by the store), against Canvas's and
+Moodle's documented file layouts (tests/engine/lms_files.py); usage errors exit 2 with one
+line naming the file and the fix, and write nothing."""
+import csv
+import io
+
+import pytest
+from typer.testing import CliRunner
+
+from autograder.cli import app
+from autograder.store import MARKER
+
+from .lms_files import (ASSIGNMENT, CANVAS_HEADER, COMMA_ID, FORMULA_ID, canvas_roster, class_results,
+                        moodle_roster, result, results_folder)
+
+
+def export(*args) -> object:
+    return CliRunner().invoke(app, ["export", *map(str, args)])
+
+
+def rows(path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline="")))
+
+
+@pytest.fixture
+def folder(tmp_path):
+    out = results_folder(tmp_path / "results", class_results())
+    (out / "manual_points.csv").write_text("student_id,task,points\nivanov,cost_analysis,2\n"
+                                           f'"{COMMA_ID.replace(chr(34), chr(34) * 2)}",cost_analysis,1.5\n'
+                                           "ghost,cost_analysis,1\n", encoding="utf-8")
+    return out
+
+
+def test_csv_has_both_numbers_and_manual_empty_while_unknown(folder, tmp_path):
+    """Does the csv give score = autograded + manual where the written answer is entered, an
+    empty manual cell where it is not, and name who is pending?"""
+    done = export(folder, "--format", "csv", "--output", tmp_path / "grades.csv")
+    assert done.exit_code == 0, done.output
+    table = rows(tmp_path / "grades.csv")
+    assert table[0] == ["student_id", "score", "max_score", "autograded", "manual"]
+    by_id = {row[0]: row[1:] for row in table[1:]}
+    assert by_id["ivanov"] == ["7.0", "7.0", "5.0", "2.0"]
+    assert by_id[COMMA_ID] == ["5.0", "7.0", "3.5", "1.5"]        # the comma, quotes and newline survive
+    assert by_id["petrova"] == ["3.5", "7.0", "3.5", ""]
+    assert by_id["'" + FORMULA_ID] == ["1.0", "7.0", "1.0", ""]   # never a formula
+    assert by_id["petrov\\xc1"][0] == "4.0"                       # a non-UTF-8 byte as \xNN
+    assert by_id["kim"] == ["", "7.0", "", ""]                    # the grader failed: nothing guessed
+    assert "written answers not entered for 6 of 8 students" in done.output
+    assert "the grader failed on kim" in done.output
+    assert "row 4: no result for student 'ghost'" in done.output
+
+
+def test_canvas_fills_one_column_and_keeps_every_other_cell(folder, tmp_path):
+    """Does the Canvas file keep every row, column and cell of the download (Points Possible,
+    the posting row, other assignments, totals; BOM and CRLF), fill the assignment's column
+    for matched students, empty it for roster students without a result, and name the results
+    Canvas does not list?"""
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    done = export(folder, "--format", "canvas", "--roster", roster, "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 0, done.output
+    raw = (tmp_path / "upload.csv").read_bytes()
+    before, after = rows(roster), rows(tmp_path / "upload.csv")
+    assert raw.startswith("\ufeff".encode()) and raw.count(b"\r\n") == len(before)   # one CRLF per row
+    assert len(after) == len(before) and after[0] == CANVAS_HEADER.split(",")
+    column = after[0].index("attention_scoring (4021)")
+    filled = {row[3]: row[column] for row in after[3:]}
+    assert filled == {"ivanov": "7", "petrova": "3.5", "nobody": "", "": "", "'" + FORMULA_ID: "1", COMMA_ID: "5"}
+    for old, new in zip(before, after):
+        for i, (cell, kept) in enumerate(zip(old, new)):
+            if i != column or old[3] == "":
+                assert kept == cell or kept == "'" + cell, (old, new)
+    assert after[1] == before[1] and after[2] == before[2]       # the posting row and Points Possible
+    assert after[4][8] == "-1.50"                                # a negative grade elsewhere is a number still
+    assert after[5][0] == "'" + before[5][0]                     # a name that is a formula is not one any more
+    assert "results without a row in canvas.csv" in done.output
+    for missing in ("kim", "petrov\\xc1", "s001", "s002"):
+        assert missing in done.output
+    assert "students without a result (their cell is empty): nobody" in done.output
+
+
+def test_canvas_matches_another_column_with_match(tmp_path):
+    """With --match "SIS User ID", are students found by that column instead?"""
+    out = results_folder(tmp_path / "results", [result("2024001", (3.0, 2.0))])
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    done = export(out, "--format", "canvas", "--roster", roster, "--match", "SIS User ID", "--output",
+                  tmp_path / "upload.csv")
+    assert done.exit_code == 0, done.output
+    assert rows(tmp_path / "upload.csv")[3][7] == "5"
+
+
+def test_moodle_writes_its_import_format(folder, tmp_path):
+    """Without a roster: Moodle's identity column (username) and one grade column named after
+    the assignment, one row per result with a score."""
+    done = export(folder, "--format", "moodle", "--output", tmp_path / "moodle.csv")
+    assert done.exit_code == 0, done.output
+    table = rows(tmp_path / "moodle.csv")
+    assert table[0] == ["username", ASSIGNMENT]
+    assert dict(table[1:])["ivanov"] == "7" and dict(table[1:])["kim"] == ""
+
+
+def test_moodle_with_its_own_export_as_roster(tmp_path):
+    """With Moodle's own grade export as --roster and --match "ID number": only its users,
+    an empty cell for a user without a result, the others named?"""
+    out = results_folder(tmp_path / "results", [result("s001", (3.0, 1.0)), result("s002", (2.0, 2.0)),
+                                                result("s099", (1.0, 1.0))])
+    roster = moodle_roster(tmp_path / "moodle_export.csv")
+    done = export(out, "--format", "moodle", "--roster", roster, "--match", "ID number",
+                  "--column", "Assignment: attention_scoring", "--output", tmp_path / "import.csv")
+    assert done.exit_code == 0, done.output
+    assert rows(tmp_path / "import.csv") == [["ID number", "Assignment: attention_scoring"],
+                                             ["s001", "4"], ["s002", "4"], ["s003", ""]]
+    assert "results without a row in moodle_export.csv" in done.output and "s099" in done.output
+    assert "students without a result (their cell is empty): s003" in done.output
+
+
+@pytest.mark.parametrize(("change", "phrase"), [
+    (lambda text: text.replace("SIS Login ID", "SIS Login"), "no column 'SIS Login ID' (did you mean 'SIS Login'?)"),
+    (lambda text: text.replace("Section,", "Section,Section,", 1), "column 'Section' appears 2 times"),
+    (lambda text: text.replace("petrova,", "ivanov,", 1), "rows 4 and 5 both have SIS Login ID 'ivanov'"),
+    (lambda text: text.replace("attention_scoring (4021)", "Attention (4021)"), "no columns headed 'attention_scoring (<id>)'"),
+])
+def test_a_roster_it_cannot_use_exits_2(folder, tmp_path, change, phrase):
+    """Does a roster with a missing, repeated or ambiguous column, or one id twice, exit 2 naming
+    the file and the fix, writing nothing?"""
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    roster.write_text(change(roster.read_text(encoding="utf-8")), encoding="utf-8")
+    done = export(folder, "--format", "canvas", "--roster", roster, "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 2 and phrase in done.output and "canvas.csv" in done.output, done.output
+    assert not (tmp_path / "upload.csv").exists()
+
+
+def test_a_roster_that_is_not_utf8_exits_2(folder, tmp_path):
+    roster = tmp_path / "canvas.csv"
+    roster.write_bytes(CANVAS_HEADER.encode() + "\r\n\"Иванов, Иван\",101,,ivanov\r\n".encode("cp1251"))
+    done = export(folder, "--format", "canvas", "--roster", roster, "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 2 and "not UTF-8 text (byte" in done.output, done.output
+
+
+@pytest.mark.parametrize(("args", "phrase"), [
+    (["--format", "xlsx"], "--format xlsx: use csv, canvas or moodle"),
+    (["--format", "canvas"], "--format canvas needs --roster"),
+    (["--format", "csv", "--match", "x"], "are for --format canvas or moodle"),
+])
+def test_usage_errors_exit_2(folder, tmp_path, args, phrase):
+    done = export(folder, *args, "--output", tmp_path / "out.csv")
+    assert done.exit_code == 2 and phrase in done.output, done.output
+
+
+def test_the_roster_is_never_overwritten(folder, tmp_path):
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    kept = roster.read_bytes()
+    done = export(folder, "--format", "canvas", "--roster", roster, "--output", roster)
+    assert done.exit_code == 2 and "is the roster itself" in done.output
+    assert roster.read_bytes() == kept
+
+
+def test_a_folder_that_is_not_a_results_folder_exits_2(tmp_path):
+    done = export(tmp_path, "--format", "csv", "--output", tmp_path / "out.csv")
+    assert done.exit_code == 2 and f"it has no {MARKER}" in done.output, done.output

@@ -1,0 +1,123 @@
+"""The class report's similar solutions and shared unknown mistakes, on a class graded for
+real with known pairs and groups (tests/pages/class_findings.py): both CSV files, both
+reports in both languages, the page in Chromium, and no score changed."""
+import csv
+import shutil
+
+import pytest
+
+from autograder.pages import write_class_report
+from autograder.similarity import FLAG
+from autograder.store import OutputFolder
+from autograder.texts import render
+from autograder.results import text
+
+from .browser import PHONE_WIDTH
+from .class_findings import ASSIGNMENT, graded_class, task_checks
+
+pytestmark = pytest.mark.slow   # grades ten students' cells in-process (about 15 s here)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("class")
+    results = graded_class(folder)
+    write_class_report(results, folder, "en", task_checks(results))
+    return folder, results
+
+
+def table(path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_similarity_csv_holds_the_copies_and_nothing_else(graded):
+    """Are the renamed-and-reordered copy and the shared copied bug the only pairs (not the two
+    students who wrote the book's code, not a different solution), ranked, in [0, 1]?"""
+    folder, _ = graded
+    rows = table(folder / "similarity.csv")
+    assert rows[0] == ["task", "student_a", "student_b", "similarity"]
+    assert [row[:3] for row in rows[1:]] == [["masked_softmax", "egor", "zhenya"],
+                                             ["distance_attention", "anna", "boris"]]
+    assert all(FLAG <= float(row[3]) <= 1.0 for row in rows[1:])
+
+
+def test_unexplained_csv_groups_by_behaviour(graded):
+    """Do the two students who share an uncatalogued bug share group 1 of that check, the third
+    with another bug get group 2, and the catalogued mistake and the untouched tasks stay out?"""
+    folder, _ = graded
+    assert table(folder / "unexplained.csv") == [
+        ["task", "check", "group", "student_id"],
+        ["masked_softmax", "runs on any device", "1", "egor"],
+        ["masked_softmax", "runs on any device", "1", "zhenya"],
+        ["masked_softmax", "runs on any device", "2", "ilya"]]
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_both_reports_show_the_pairs_and_the_groups(graded, tmp_path, language):
+    """Do the HTML and Markdown reports show each pair with both cells (the shared code marked),
+    each shared group with its example, what the code gave and its students, and the failures
+    seen in one student listed apart, in the language?"""
+    folder, results = graded
+    copy = tmp_path / "class"
+    shutil.copytree(folder, copy)
+    html_path, markdown_path = write_class_report(results, copy, language, task_checks(results))
+    html, markdown = html_path.read_text(encoding="utf-8"), markdown_path.read_text(encoding="utf-8")
+    for heading in ("page.report.similar", "page.report.unexplained"):
+        title = render(text(heading), language)
+        assert f">{title}</h2>" in html and f"## {title}" in markdown
+    assert html.count('<article class="flag">') == 2 and "<mark>" in html
+    assert "kk = (keys ** 2)" in html and "key_norms = (keys ** 2)" in html   # both of the pair's cells
+    group = render(text("page.report.group", number=1), language)
+    assert group in html and group in markdown
+    single = render(text("page.report.single_groups", count=1), language)   # ilya's failure, his alone
+    assert single in html and single in markdown and "| `masked_softmax`" in markdown.split(single)[1]
+    egor = next(r for r in results if r.student_id == "egor")
+    finding = next(c.finding for c in egor.task("masked_softmax").checks if not c.passed)
+    assert finding.case_code.splitlines()[0] in markdown and finding.got.split(":")[0] in html
+    assert "gleb" not in markdown.split(f"## {render(text('page.report.similar'), language)}")[1].split("##")[0]
+
+
+def test_the_report_needs_only_the_folder(graded, tmp_path):
+    """With the results and their kept cells alone (no notebook anywhere, as after a service
+    wrote them one by one), does the report find the same pairs?"""
+    folder, _ = graded
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copytree(folder / "solutions", alone / "solutions")
+    for path in folder.glob("*.json"):
+        shutil.copy(path, alone)
+    shutil.copy(folder / ".autograder-assignment", alone)
+    results = OutputFolder(alone, ASSIGNMENT, "en").load_all()
+    write_class_report(results, alone, "en", task_checks(results))
+    assert table(alone / "similarity.csv") == table(folder / "similarity.csv")
+
+
+def test_no_score_changes(graded):
+    """Is every result's JSON the same after the report was written again?"""
+    folder, results = graded
+    before = {path.name: path.read_bytes() for path in folder.glob("*.json")}
+    write_class_report(results, folder, "ru", task_checks(results))
+    assert {path.name: path.read_bytes() for path in folder.glob("*.json")} == before
+
+
+@pytest.mark.parametrize("width", [PHONE_WIDTH, 1280])
+def test_the_new_sections_render_in_chromium(graded, browser, tmp_path, width):
+    """Does Chromium show the Russian report with both new sections, no console error, and
+    nothing wider than the window at a phone's and a laptop's width?"""
+    folder, results = graded
+    copy = tmp_path / "class"
+    shutil.copytree(folder, copy)
+    report, _ = write_class_report(results, copy, "ru", task_checks(results))
+    page = browser.new_tab(width)
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto(report.resolve().as_uri(), wait_until="load")
+    shown = page.evaluate("() => document.body.innerText")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    marks = page.evaluate("() => document.querySelectorAll('article.flag mark').length")
+    page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+    page.close()
+    assert errors == [] and widths[0] <= widths[1]
+    assert render(text("page.report.similar"), "ru") in shown and render(text("page.report.unexplained"), "ru") in shown
+    assert marks > 0
