@@ -3,14 +3,13 @@ atomic replacement.
 
 - ``clean_text``: one rule for text that is not valid UTF-8 (each undecodable byte becomes
   ``\\xNN``, so a cp1251 file name unpacked on Linux keeps a readable, stable id);
-- ``file_stem`` (from ``ids``, where ids are made): a student id as a file name, one-to-one;
 - ``spreadsheet_safe``: a text cell that starts like a formula (``=``, ``+``, ``-``, ``@``,
   a tab or a carriage return) gets a leading ``'``, which a spreadsheet shows as text;
 - ``csv_text``: a CSV table with both rules applied to every text cell (numbers stay numbers);
 - ``write_atomically``: a reader sees the old file or the new one, never half of one.
 
-Torch-free and free of the rest of the package (but ``ids``), so the store, the pages and
-the exports can all use it.
+Torch-free and free of the rest of the package, so the store, the pages and the exports can
+all use it (a student id's file name is ``ids.file_stem``'s).
 """
 import csv
 import io
@@ -19,9 +18,6 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from .ids import file_stem
-
-__all__ = ["clean", "clean_text", "csv_text", "file_stem", "safe_cell", "spreadsheet_safe", "write_atomically"]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 

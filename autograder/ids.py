@@ -13,6 +13,8 @@ Each consumer gets its own form, and nobody else formats an id:
 """
 import hashlib
 
+from .files import clean_text
+
 MAX_STEM_BYTES = 160     # leaves room for ".<stem>.json.<random>.tmp" within 255 bytes
 LONG_MARK = "~"          # only a shortened stem holds it: ``file_stem`` escapes it otherwise
 DIGEST_CHARS = 16
@@ -31,25 +33,27 @@ def student_id(name: str) -> str:
 
 def _unsafe(char: str, first: bool) -> bool:
     """A character that cannot stand for itself in a file name (or would read as another form)."""
-    return char in "/\0%" or char == LONG_MARK or ord(char) < 0x20 or ord(char) == 0x7F \
-        or (first and char == ".") or 0xD800 <= ord(char) <= 0xDFFF
+    return char in "/\0%" or char == LONG_MARK or ord(char) < 0x20 or ord(char) == 0x7F or (first and char == ".")
 
 
 def file_stem(student_id: str) -> str:
     """The student's file name without extension: the id itself where every character may
     stand in a file name; otherwise those characters as ``%XX`` of their UTF-8 bytes (``%``
     itself included, so no two ids meet); an id whose stem would not fit is cut, with
-    ``~`` and a digest of the whole id (``~`` never appears in a stem that was not cut)."""
+    ``~`` and a digest of the whole id (``~`` never appears in a stem that was not cut).
+    An id that is not valid UTF-8 (made without ``student_id``) is named as it is written
+    (``files.clean_text``), so its file holds the id the file is named by."""
+    student_id = clean_text(student_id)
     parts = []
     for index, char in enumerate(student_id):
         if _unsafe(char, index == 0):
-            parts.append("".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass")))
+            parts.append("".join(f"%{byte:02X}" for byte in char.encode("utf-8")))
         else:
             parts.append(char)
     stem = "".join(parts)
     if stem and len(stem.encode("utf-8")) <= MAX_STEM_BYTES:
         return stem
-    digest = hashlib.sha256(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+    digest = hashlib.sha256(student_id.encode("utf-8")).hexdigest()[:DIGEST_CHARS]
     room = MAX_STEM_BYTES - len(LONG_MARK) - DIGEST_CHARS
     kept, size = [], 0
     for part in parts:  # whole characters and whole %XX groups only

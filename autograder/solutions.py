@@ -10,7 +10,8 @@ and the report reads them back from here. The result's JSON (SPEC §3) does not 
 import json
 from pathlib import Path
 
-from .files import clean, file_stem, write_atomically
+from .files import clean, write_atomically
+from .ids import file_stem
 
 FOLDER = "solutions"
 

@@ -23,7 +23,8 @@ from pydantic import ValidationError
 
 from . import solutions
 from .config import ConfigError
-from .files import clean, clean_text, csv_text, file_stem
+from .files import clean, clean_text, csv_text
+from .ids import file_stem
 from .pages import write_student_page
 from .report import check_message, feedback_markdown, issue_message
 from .results import SubmissionResult
