@@ -8,6 +8,7 @@ points and locked code always come from the source. Malformed notebook JSON (met
 that is not a mapping, a grade id that is not a string, ...) is the student's error with
 its reason, never the grader's crash.
 """
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ def nbgrader_meta(cell) -> dict:
 
 
 MAX_GRADE_ID = 100  # nbgrader's own grade ids are short; a longer one is not a grade id
+MAX_POINTS = 1e15   # points nbgrader could have written (a float it can print back exactly)
 
 
 def grade_id(cell) -> str | None:
@@ -177,8 +179,28 @@ def _compare_cells(cell, origin, gid: str, plan: CellPlan) -> None:
     if meta.get("solution") != source_meta.get("solution") or meta.get("grade") != source_meta.get("grade"):
         plan.warn("cell_type_changed", text("issue.cell_type_changed", gid=gid))
     locked = source_meta.get("locked") and not source_meta.get("solution") and origin.cell_type == "code"
-    if locked and (cell.get("cell_type") != "code" or _source(cell) != origin.source):
+    if locked and (cell.get("cell_type") != "code" or meta.get("checksum") != nbgrader_checksum(cell)):
         plan.warn("locked_cell_edited", text("issue.locked_cell_edited", gid=gid))
+
+
+def nbgrader_checksum(cell) -> str | None:
+    """The checksum nbgrader's release stores in a cell (nbgrader.utils.compute_checksum: md5 of
+    the source, the type, the grade, solution and locked flags, the grade id and a grade cell's
+    points as a float), computed from what the student handed in without using its metadata as
+    numbers: None where the points are no number nbgrader could have written (10**400, "ten"),
+    which then matches no stored checksum."""
+    meta = nbgrader_meta(cell)
+    grade, solution = meta.get("grade", False), meta.get("solution", False)
+    locked = False if solution else True if grade else meta.get("locked", False)
+    digest = hashlib.md5()
+    for part in (_source(cell), cell.get("cell_type"), str(grade), str(solution), str(locked), meta.get("grade_id")):
+        digest.update(str(part).encode("utf-8", "surrogatepass"))
+    if grade:
+        points = meta.get("points")
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or not abs(points) < MAX_POINTS:
+            return None
+        digest.update(str(float(points)).encode())
+    return digest.hexdigest()
 
 
 def _shown(value) -> str:

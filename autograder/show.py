@@ -12,8 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from .config import ConfigError
+from .gradebook import entered_points
 from .ids import file_stem
+from .manual_points import Tasks, read_manual_points
 from .store import MARKER, OutputFolder
+from .totals import total_of, total_line
 
 
 def show_result(student_id: str, folder: Path, console: Console) -> None:
@@ -27,9 +30,8 @@ def show_result(student_id: str, folder: Path, console: Console) -> None:
     result = store.load(student_id)
     if result is None:
         raise ConfigError(_unknown(student_id, folder, store))
-    console.print(f"[bold]{escape(result.student_id)}[/bold] · {escape(result.assignment)} · autograded "
-                  f"{result.autograded_score:g} / {result.autograded_max:g}; written answers "
-                  f"{result.manual_max:g} points, graded by the TA")
+    console.print(f"[bold]{escape(result.student_id)}[/bold] · {escape(result.assignment)} · "
+                  f"{escape(total_line(total_of(result, _entered(store, result)), 'en'))}")
     if result.notebook:
         console.print(f"graded: {escape(result.notebook)}")
     console.print(_checks_table(result))
@@ -65,3 +67,10 @@ def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:
     hint = f"; did you mean {close[0]!r}?" if close else (
         f"; it has {len(known)} results (grades.csv lists them)" if known else "; it has no results yet")
     return f"no result of {student_id!r} in {folder}{hint}"
+
+
+def _entered(store: OutputFolder, result) -> dict[str, dict[str, float]]:
+    """The written answers' points entered for the folder (its gradebook, manual_points.csv)."""
+    tasks = Tasks.of_results([result])
+    manual = read_manual_points(store.path, tasks)
+    return entered_points(store.path, store.assignment, list(tasks.manual), manual.points)

@@ -54,8 +54,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.cell_type_changed": ("cell {gid!r}: its nbgrader type was changed; the source's is used",
                                 "ячейка {gid!r}: её тип в nbgrader изменён; используется исходный"),
     "issue.locked_cell_edited": (
-        "cell {gid!r} is read-only and was edited; the source's version is used",
-        "ячейка {gid!r} только для чтения, но была изменена; используется исходная версия"),
+        "cell {gid!r} is read-only and was edited (its checksum does not match); the source's version is used",
+        "ячейка {gid!r} только для чтения, но была изменена (контрольная сумма не совпадает); "
+        "используется исходная версия"),
     "issue.deleted_solution": ("the solution cell {gid!r} is missing", "ячейка решения {gid!r} отсутствует"),
     "issue.deleted_locked": ("the locked cell {gid!r} was missing; the source's version runs in its place",
                              "закрытая ячейка {gid!r} отсутствовала; вместо неё выполнена исходная версия"),

@@ -107,3 +107,16 @@ def test_an_nbformat_3_notebook_keeps_its_cells():
     plan = plan_of(data)
     assert [label for label, _ in plan.cells] == [label for label, _ in plan_of(kept(correct())).cells]
     assert "old_nbformat" in [w.code for w in plan.warnings]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_our_checksum_is_nbgraders_own(path):
+    """Is a released cell's stored checksum the one assemble computes (nbgrader's rule), so that
+    an untouched locked cell of an older release is not called edited?"""
+    from nbgrader.utils import compute_checksum
+
+    from autograder.assemble import nbgrader_checksum, nbgrader_meta
+    cells = [c for c in nbformat.read(path, as_version=4).cells if nbgrader_meta(c).get("grade_id")]
+    assert cells
+    for cell in cells:
+        assert nbgrader_checksum(cell) == compute_checksum(cell)
