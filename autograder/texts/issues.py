@@ -71,11 +71,14 @@ TEXTS: dict[str, tuple[str, str]] = {
                             "проверяющая программа дала сбой на этой работе ({detail}); работа будет "
                             "проверена заново при следующем запуске"),
     "issue.output_failed": (
-        "your feedback pages could not be drawn ({detail}); your scores are recorded, and the TA has been told",
-        "страницы с отзывом не удалось построить ({detail}); баллы записаны, преподаватель извещён"),
+        "your feedback pages could not be drawn ({detail}); your scores are recorded, and the TA sees this "
+        "error in the class report",
+        "страницы с разбором работы не удалось построить ({detail}); баллы записаны, а ассистент увидит эту "
+        "ошибку в отчёте по группе"),
     "issue.gradebook_failed": (
-        "nbgrader could not record this result in the course's gradebook; the TA has been told",
-        "nbgrader не смог записать этот результат в журнал курса; преподаватель извещён"),
+        "nbgrader could not record this result in the course's gradebook; the TA sees this error in the "
+        "class report",
+        "nbgrader не смог записать этот результат в журнал курса; ассистент увидит эту ошибку в отчёте по группе"),
     "lost.closed": ("the worker was closed", "процесс уже закрыт"),
     "lost.lost": ("the process was lost", "процесс потерян"),
     "lost.out_of_memory": ("ran out of memory ({mb} MB)", "не хватило памяти ({mb} МБ)"),

@@ -127,7 +127,7 @@ def test_manual_points_reach_the_summary_grades_csv_the_report_and_export(attent
                                            "buggy,cost_analysis,0.5\nghost,cost_analysis,1\n")
     run = grade(str(EXAMPLES / "attention_scoring"), "--assignment", "attention_scoring", "--output", str(out))
     assert run.returncode == 0, run.stderr
-    summary = " ".join(run.stderr.split())
+    summary = " ".join(run.stdout.split())
     assert "written answers (cost_analysis): points entered for 2 of 4 submissions, mean 1.25 / 2" in summary
     assert "manual_points.csv: row 4: no result for student 'ghost'" in summary
     rows = {row["student_id"]: row for row in csv.DictReader((out / "grades.csv").open())}
@@ -142,4 +142,4 @@ def test_manual_points_reach_the_summary_grades_csv_the_report_and_export(attent
     by_id = {row["student_id"]: row for row in csv.DictReader((tmp_path / "lms.csv").open())}
     assert by_id["correct"] == {"student_id": "correct", "score": "15.0", "max_score": "15.0",
                                 "autograded": "13.0", "manual": "2.0"}
-    assert by_id["untouched"]["manual"] == "" and "written answers not entered for 2 of 4" in exported.stderr
+    assert by_id["untouched"]["manual"] == "" and "written answers not entered for 2 of 4" in exported.stdout
