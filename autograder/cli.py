@@ -1,6 +1,8 @@
 """The command line (SPEC §3): thin verbs over library calls.
 
     autograder grade PATH... --assignment NAME --output DIR
+    autograder tokens STUDENT_ID... [--from FILE] --output TOKENS.csv
+    autograder serve --assignment NAME --output DIR --tokens TOKENS.csv [--host 127.0.0.1] [--port 8000]
     autograder release
 
 Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
@@ -51,9 +53,7 @@ def grade(
     try:
         run = prepare(options)
     except ConfigError as error:
-        for line in str(error).splitlines():
-            console.print(f"[red]error:[/red] {line}")
-        raise typer.Exit(2) from None
+        _usage_error(error)
     started = time.monotonic()
     try:
         with _progress(len(run.submissions)) as on_done:
@@ -63,6 +63,56 @@ def grade(
         raise typer.Exit(1) from None
     _summary(run, time.monotonic() - started)
     raise typer.Exit(status)
+
+
+@app.command()
+def tokens(
+    output: Annotated[Path, typer.Option(help="the new TOKENS.csv (student_id,token); never overwritten")],
+    students: Annotated[Optional[list[str]], typer.Argument(help="student ids", show_default=False)] = None,
+    from_file: Annotated[Optional[Path], typer.Option("--from", help="a file of student ids: one a line, or "
+                                                                     "nbgrader's roster CSV (its id column)")] = None,
+) -> None:
+    """Write a fresh random token for each student, for `autograder serve --tokens`."""
+    from .config import ConfigError
+    from .service.tokens import read_ids, write_tokens
+    try:
+        ids = [*(students or []), *(read_ids(from_file) if from_file else [])]
+        write_tokens(ids, output)
+    except ConfigError as error:
+        _usage_error(error)
+    console.print(f"wrote {len(ids)} tokens to {output} (readable by you only); give each student their own")
+
+
+@app.command()
+def serve(
+    assignment: Annotated[str, typer.Option(help="assignment name, e.g. attention_scoring")],
+    output: Annotated[Path, typer.Option(help="folder for <student_id>.json, grades.csv, feedback/ and history/")],
+    tokens: Annotated[Path, typer.Option(help="the students' tokens, as `autograder tokens` wrote them")],
+    host: Annotated[str, typer.Option(help="address to listen on (a reverse proxy with TLS goes in front)")] = (
+        "127.0.0.1"),
+    port: Annotated[int, typer.Option(help="port to listen on (0: any free port)")] = 8000,
+    jobs: Annotated[Optional[int], typer.Option(help="grading slots (default: one per core)")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="grader.yml to use instead of the repo's")] = None,
+    device: Annotated[Optional[str], typer.Option(help="cpu, cuda or auto (default: grader.yml)")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="hypothesis seed (default: per assignment and task)")] = None,
+) -> None:
+    """Grade students' submissions over HTTP as they hand them in, into OUTPUT (README: the service)."""
+    from .config import ConfigError
+    from .service.serve import ServeOptions, prepare, run
+    try:
+        prepared = prepare(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed))
+    except ConfigError as error:
+        _usage_error(error)
+    try:
+        run(prepared)
+    except KeyboardInterrupt:  # the signal uvicorn stopped for, raised again once everything ended
+        raise typer.Exit(130) from None
+
+
+def _usage_error(error: Exception) -> None:
+    for line in str(error).splitlines():
+        console.print(f"[red]error:[/red] {line}")
+    raise typer.Exit(2) from None
 
 
 @app.command()

@@ -17,7 +17,7 @@ import os
 import signal
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from .pipeline import Batch, empty_result, grade_submission
@@ -60,10 +60,8 @@ def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
 
 def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals") -> list[Submission]:
     """Run ``pending`` in one pool until it is done or breaks; returns what must run again."""
-    context = multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
     retry: list[Submission] = []
-    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
-                               initializer=_start_slot, initargs=(batch, context.Value("i", 0), os.getpid()))
+    pool = _new_pool(batch, max(1, min(jobs, len(pending))))
     try:
         futures = {pool.submit(_grade_in_slot, s): s for s in pending}
         while futures:
@@ -87,6 +85,41 @@ def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals") ->
         raise
     pool.shutdown(wait=True)
     return retry
+
+
+def _new_pool(batch: Batch, workers: int) -> ProcessPoolExecutor:
+    context = multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_slot,
+                               initargs=(batch, context.Value("i", 0), os.getpid()))
+
+
+class Slots:
+    """``size`` grading processes that stay warm between submissions, for a caller that hands
+    out one submission at a time, over time (``autograder serve``): the same processes,
+    sandboxes and grading as ``grade_all``. ``submit`` returns a future of the
+    ``SubmissionResult``; a future whose grading process died raises (the caller decides
+    whether to grade it again), and the next ``submit`` starts fresh processes."""
+
+    def __init__(self, batch: Batch, size: int):
+        self.batch, self.size = batch, size
+        self._pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        """Fork every grading process now (before the caller starts threads) and wait for one."""
+        self._pool = _new_pool(self.batch, self.size)
+        self._pool.submit(os.getpid).result()
+
+    def submit(self, submission: Submission) -> Future:
+        try:
+            return self._pool.submit(_grade_in_slot, submission)
+        except BrokenProcessPool:  # a grading process died: its futures said so; start afresh
+            _end(self._pool)
+            self._pool = _new_pool(self.batch, self.size)
+            return self._pool.submit(_grade_in_slot, submission)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            _end(self._pool)
 
 
 def _end(pool: ProcessPoolExecutor) -> None:

@@ -131,14 +131,14 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
         settings, jobs = plan(config, options, course)
     else:
         settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
-        jobs = _jobs(options.jobs, settings.device)
+        jobs = resolve_jobs(options.jobs, settings.device)
     submissions = find_submissions(options.paths, options.assignment, settings.spec.notebook,
                                    options.students)
     if not submissions:
         raise ConfigError(f"no submissions of {options.assignment} found under "
                           f"{', '.join(map(str, options.paths))}")
     if options.executor == "local":  # on a cluster, each node's slots check their own
-        _check_sandbox()
+        check_sandbox()
     nbgrader = NbgraderCourse.detect(options.paths)
     if nbgrader is not None:
         nbgrader.check(options.assignment, settings.spec.notebook,
@@ -156,7 +156,7 @@ def _check_executor(options: Options) -> None:
         raise ConfigError(f"--address {options.address}: only a Ray cluster has an address; add --executor ray")
 
 
-def _jobs(jobs: int | None, device: str) -> int:
+def resolve_jobs(jobs: int | None, device: str) -> int:
     if jobs is not None and jobs < 1:
         raise ConfigError(f"--jobs {jobs}: give at least 1 (or leave it out: one per core)")
     from .sandbox.preflight import gpu_slots
@@ -165,7 +165,7 @@ def _jobs(jobs: int | None, device: str) -> int:
     return min(wanted, cap) if cap else wanted
 
 
-def _check_sandbox() -> None:
+def check_sandbox() -> None:
     """This machine can run the sandbox (bubblewrap, Linux, ...), checked before forking."""
     from .sandbox.preflight import check_available
     problem = check_available()
