@@ -28,7 +28,7 @@ from .intake import Refusal, Uploads
 from .log import log, printable
 from .loop import GradingLoop
 from .outputs import Outputs
-from .page import POLICY as PAGE_POLICY
+from .page import HEADER_POLICY as PAGE_POLICY
 from .page import SCRIPT, students_page
 from .queue import Queue, Refused
 from .tokens import Tokens

@@ -16,7 +16,8 @@ from ..pages.markup import document, esc, say
 from ..results import text
 
 POLICY = ("default-src 'none'; script-src 'self'; connect-src 'self'; img-src data:; "
-          "style-src 'unsafe-inline'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+          "style-src 'unsafe-inline'; frame-src 'self'; base-uri 'none'; form-action 'none'")
+HEADER_POLICY = POLICY + "; frame-ancestors 'none'"  # a browser takes frame-ancestors from a header only
 SCRIPT = (Path(__file__).with_name("page.js")).read_text(encoding="utf-8")
 TA = text("term.ta")
 STATUSES = ("sending", "queued", "grading", "done", "replaced", "unreachable", "choose")

@@ -68,7 +68,7 @@ def test_a_student_hands_in_and_reads_the_feedback(browser, server, english, lan
     running, student = (server, "s30") if language == "ru" else (english, "e1")
     shot = SCREENSHOT if language == "ru" else tmp_path / "service_page.en.png"
     seen = hand_in(browser, running, student, running.tokens[student], notebook("buggy"), shot)
-    assert seen["console"] == []
+    assert seen["console"] == [], seen["console"]
     assert seen["outside"] == []
     assert seen["lang"] == language
     assert seen["widths"]["document"] <= PHONE_WIDTH and seen["widths"]["body"] <= PHONE_WIDTH
