@@ -33,6 +33,7 @@ from .page import SCRIPT, students_page
 from .queue import Queue, Refused
 from .tokens import Tokens
 
+UPLOADING_RETRY_S = 10  # a student's second upload while the first is still arriving
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
            "X-Frame-Options": "DENY", "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'"}
 
@@ -58,6 +59,7 @@ class Api:
     def __init__(self, service: Service):
         self.service = service
         self.page = students_page(service.assignment, service.notebook, service.per_hour, service.language)
+        self.receiving: set[str] = set()  # students whose upload is under way: one at a time each
 
     def routes(self) -> list[Route]:
         return [Route("/", self.students_page), Route("/page.js", self.script),
@@ -97,11 +99,16 @@ class Api:
         retry = self.service.queue.retry_after(student, self.service.per_hour, time.time())
         if retry is not None:
             return self._too_many(retry)
+        if student in self.receiving:
+            return self.refuse(429, "uploading", headers={"Retry-After": str(UPLOADING_RETRY_S)})
         submission_id = secrets.token_hex(8)
+        self.receiving.add(student)
         try:
             added = await self._receive(request, student, submission_id)
         except Refusal as refusal:
             return self.refuse(refusal.status, refusal.reason, **refusal.params)
+        finally:
+            self.receiving.discard(student)
         if isinstance(added, Refused):
             return self._too_many(added.retry_after_s)
         for replaced in added.replaced:

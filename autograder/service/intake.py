@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 FORM_OVERHEAD = 64 << 10    # bytes of boundaries and part headers allowed beyond the notebook
 UPLOAD_S = 300.0            # a 20 MB notebook over a slow link; then the upload is refused
 FIELD = b"notebook"
+PARSING = threading.BoundedSemaphore(2)  # notebooks parsed at once: each may take ten times its size
 
 
 class Refusal(Exception):
@@ -130,7 +132,8 @@ def check_notebook(path: Path) -> None:
     UTF-8 whose top level has a list of cells and an nbformat version. The grader reads it
     again, fully, when it grades it."""
     try:
-        notebook = json.loads(path.read_bytes().decode("utf-8"))
+        with PARSING:
+            notebook = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise Refusal(400, "not_json") from None
     if not (isinstance(notebook, dict) and isinstance(notebook.get("cells"), list)

@@ -37,6 +37,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "service.error.rate": (
         "you handed in {limit} times within the last hour, the most allowed; try again in {minutes} min",
         "за последний час вы сдали работу {limit} раз — это предел; попробуйте через {minutes} мин"),
+    "service.error.uploading": ("your previous upload is still arriving; hand in again when it is done",
+                                "ваша предыдущая загрузка ещё не закончилась; сдайте снова, когда она завершится"),
     "service.error.not_multipart": ("send the notebook as multipart/form-data, in a field named `notebook`",
                                     "отправьте блокнот как multipart/form-data, в поле `notebook`"),
     "service.error.malformed": ("the upload is not well-formed multipart/form-data",

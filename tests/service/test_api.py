@@ -261,3 +261,22 @@ def test_every_error_is_json_with_a_reason(server):
         assert answer.status == status, (method, path)
         assert answer.headers["content-type"] == "application/json" and answer.json()["reason"]
         assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_student_uploads_one_notebook_at_a_time(server):
+    """While s14's upload is still arriving (a slow client, or one holding the connection open to
+    pile up uploads on disk), is a second one refused with 429, and does the next one go through
+    once the first connection is gone?"""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    content_type, body = multipart({"notebook": CORRECT})
+    sock.sendall(f"POST /api/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.tokens['s14']}\r\n"
+                 f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body[:100])
+    time.sleep(0.5)
+    second = server.submit("s14", CORRECT)
+    assert (second.status, second.json()["error"]) == (429, "uploading") and second.headers["retry-after"] == "10"
+    sock.close()
+    deadline = time.monotonic() + 30
+    while (third := server.submit("s14", CORRECT)).status == 429 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert third.status == 202
+    server.wait_done("s14", third.json()["id"])
