@@ -95,12 +95,15 @@ def serve(
     config: Annotated[Optional[Path], typer.Option(help="grader.yml to use instead of the repo's")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda or auto (default: grader.yml)")] = None,
     seed: Annotated[Optional[int], typer.Option(help="hypothesis seed (default: per assignment and task)")] = None,
+    executor: Annotated[str, typer.Option(help="local (this machine) or ray (a Ray cluster, see README)")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="the Ray cluster's address, HOST:PORT")] = None,
 ) -> None:
     """Grade students' submissions over HTTP as they hand them in, into OUTPUT (README: the service)."""
     from .config import ConfigError
     from .service.serve import ServeOptions, prepare, run
     try:
-        prepared = prepare(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed))
+        prepared = prepare(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed,
+                                        executor, address))
     except ConfigError as error:
         _usage_error(error)
     try:

@@ -125,7 +125,7 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path)
     config = parse_config(config_bytes, config_path, course)
-    _check_executor(options)
+    check_executor(options)
     if options.executor == "ray":  # the cluster's devices and CPUs, not this machine's
         from .ray_pool import plan
         settings, jobs = plan(config, options, course)
@@ -149,7 +149,7 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     return GradeRun(batch, folder, submissions, jobs, nbgrader, executor=options.executor)
 
 
-def _check_executor(options: Options) -> None:
+def check_executor(options: Options) -> None:
     if options.executor not in ("local", "ray"):
         raise ConfigError(f"--executor {options.executor}: use local (this machine) or ray (a Ray cluster)")
     if options.address is not None and options.executor != "ray":

@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import ipaddress
 import os
+import signal
 import socket
 import uuid
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from ..course import COURSE, Course
 from ..grading import RunSettings
 from ..pipeline import Batch
 from ..pool import Slots
-from ..run import check_sandbox, resolve_jobs
+from ..run import check_executor, check_sandbox, resolve_jobs
 from ..runmarker import RUN_MARKER
 from ..sandbox import set_up_torch
 from ..store import OutputFolder
@@ -56,6 +57,8 @@ class ServeOptions:
     config: Path | None = None
     device: str | None = None
     seed: int | None = None
+    executor: str = "local"             # local (this machine's processes) or ray (a Ray cluster)
+    address: str | None = None          # the Ray cluster's address, for --executor ray
 
 
 @dataclass
@@ -66,6 +69,7 @@ class Prepared:
     jobs: int
     listening: socket.socket
     lock: int
+    executor: str = "local"
 
 
 def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
@@ -75,15 +79,21 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path)
     config = parse_config(config_bytes, config_path, course)
-    settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
-    jobs = resolve_jobs(options.jobs, settings.device)
+    check_executor(options)
     tokens = Tokens.load(options.tokens)
-    check_sandbox()
+    if options.executor == "ray":  # the cluster's devices and CPUs; each node's slots check their sandbox
+        from ..ray_pool import plan
+        settings, jobs = plan(config, options, course)
+    else:
+        settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
+        jobs = resolve_jobs(options.jobs, settings.device)
+        check_sandbox()
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
     lock = _lock(options.output / ".service")
     listening = _listen(options.host, options.port)
-    return Prepared(Batch(settings, config, config_bytes, course, force=True), folder, tokens, jobs, listening, lock)
+    return Prepared(Batch(settings, config, config_bytes, course, force=True), folder, tokens, jobs, listening, lock,
+                    options.executor)
 
 
 def _lock(state: Path) -> int:
@@ -119,8 +129,11 @@ def run(prepared: Prepared) -> None:
     back = queue.recover()
     uploads = Uploads(state / "uploads", batch.settings.spec.notebook)
     uploads.prune(queue.known_ids())
-    slots = Slots(batch, prepared.jobs)
-    slots.start()  # forks the grading processes while this process has one thread
+    slots = _slots(prepared)
+    slots.start()  # local: forks the grading processes while this process has one thread
+    # Once uvicorn has stopped, it raises the signal again: SIGTERM then ends the process as a
+    # signal does (status 143), not through a handler Ray's driver installed (status 15).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     outputs = Outputs(folder, batch.settings)
     loop = GradingLoop(batch, queue, slots, uploads, outputs)
     service = Service(batch.settings.assignment, batch.settings.spec.notebook, batch.language, prepared.jobs,
@@ -151,6 +164,13 @@ def run(prepared: Prepared) -> None:
         uvicorn.Server(config).run(sockets=[prepared.listening])
     finally:
         slots.close()  # already ended after a stop; here also after a failed start
+
+
+def _slots(prepared: Prepared):
+    if prepared.executor == "ray":
+        from ..ray_slots import Slots as RaySlots
+        return RaySlots(prepared.batch, prepared.jobs)
+    return Slots(prepared.batch, prepared.jobs)
 
 
 def _address(listening: socket.socket) -> str:
