@@ -12,7 +12,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{feedback} — обычно через несколько секунд. Сдавать можно сколько угодно раз (не больше "
         "{limit} в час); учитывается последняя сдача. Письменные ответы позже оценит {ta}."),
     "service.page.token": ("Your token (your {ta} gave it to you)", "Ваш токен (его выдал {ta})"),
-    "service.page.notebook": ("Your notebook, `{notebook}`", "Ваш блокнот, `{notebook}`"),
+    "service.page.notebook": ("Your notebook, {notebook}", "Ваш блокнот, {notebook}"),
     "service.page.send": ("Hand in", "Сдать"),
     "service.page.feedback": ("Your feedback", "Разбор вашей работы"),
     "service.page.submission": ("submission {id}", "сдача {id}"),
