@@ -52,7 +52,6 @@ class Service:
     uploads: Uploads
     outputs: Outputs
     loop: GradingLoop
-    stopping: bool = False
 
 
 class Api:
@@ -86,16 +85,13 @@ class Api:
         return Response(SCRIPT, media_type="text/javascript")
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "stopping" if self.service.stopping else "ok",
-                             "assignment": self.service.assignment, "slots": self.service.slots,
+        return JSONResponse({"status": "ok", "assignment": self.service.assignment, "slots": self.service.slots,
                              "queued": self.service.queue.queued()})
 
     async def submit(self, request: Request) -> Response:
         student = self.student(request)
         if student is None:
             return self.refuse(401, "unauthorized", ta=text("term.ta"))
-        if self.service.stopping:
-            return self.refuse(503, "stopping")
         retry = self.service.queue.retry_after(student, self.service.per_hour, time.time())
         if retry is not None:
             return self._too_many(retry)
@@ -127,11 +123,6 @@ class Api:
             await run_in_threadpool(intake.check_notebook, path)
             added = await run_in_threadpool(self.service.queue.add, submission_id, student,
                                             self.service.per_hour, time.time())
-        except Refusal as refusal:
-            uploads.remove(submission_id)
-            if refusal.reason == "too_large":
-                refusal.params["limit"] = self.service.limit_bytes >> 20
-            raise
         except BaseException:
             uploads.remove(submission_id)
             raise

@@ -74,7 +74,7 @@ class _Form:
             return
         self.size += end - start
         if self.size > self.limit:
-            raise Refusal(413, "too_large")
+            raise too_large(self.limit)
         self.out.write(data[start:end])
 
     def _end(self) -> None:
@@ -91,20 +91,20 @@ def boundary_of(content_type: str) -> bytes:
 
 async def receive(request, path: Path, limit: int) -> None:
     """Write the ``notebook`` field of ``request``'s multipart body to ``path`` (fsynced);
-    ``Refusal`` (the partial file removed) when the body is too large, slow or malformed."""
+    ``Refusal`` when the body is too large, slow or malformed (the caller removes the file)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit + FORM_OVERHEAD:
-        raise Refusal(413, "too_large")
+        raise too_large(limit)
     boundary = boundary_of(request.headers.get("content-type", ""))
     try:
         async with asyncio.timeout(UPLOAD_S):
             await _stream(request, path, boundary, limit)
     except TimeoutError:
-        path.unlink(missing_ok=True)
         raise Refusal(408, "slow_upload", seconds=int(UPLOAD_S)) from None
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
+
+
+def too_large(limit: int) -> Refusal:
+    return Refusal(413, "too_large", limit=limit >> 20)
 
 
 async def _stream(request, path: Path, boundary: bytes, limit: int) -> None:
@@ -114,7 +114,7 @@ async def _stream(request, path: Path, boundary: bytes, limit: int) -> None:
         async for chunk in request.stream():
             received += len(chunk)
             if received > limit + FORM_OVERHEAD:
-                raise Refusal(413, "too_large")
+                raise too_large(limit)
             try:
                 parser.write(chunk)
             except FormParserError:

@@ -68,7 +68,7 @@ class Prepared:
     tokens: Tokens
     jobs: int
     listening: socket.socket
-    lock: int
+    lock: int               # the folder's lock, held (open) while this process lives
     executor: str = "local"
 
 
@@ -149,7 +149,6 @@ def run(prepared: Prepared) -> None:
         log.info("serving %s at %s with %d grading slots; %d queued", service.assignment, where, service.slots,
                  queue.queued())
         yield
-        service.stopping = True
         requeued = await run_in_threadpool(loop.stop, STOP_WITHIN_S)
         slots.close()
         await run_in_threadpool(outputs.report)

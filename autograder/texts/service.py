@@ -56,6 +56,4 @@ TEXTS: dict[str, tuple[str, str]] = {
     "service.error.internal": ("the service failed on this request; try again, and tell your TA if it keeps failing",
                                "сервис дал сбой на этом запросе; попробуйте ещё раз, а если сбой повторится, "
                                "сообщите ассистенту"),
-    "service.error.stopping": ("the service is stopping; hand in again in a minute",
-                               "сервис останавливается; сдайте работу снова через минуту"),
 }
