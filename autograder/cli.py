@@ -110,6 +110,9 @@ def serve(
         run(prepared)
     except KeyboardInterrupt:  # the signal uvicorn stopped for, raised again once everything ended
         raise typer.Exit(130) from None
+    except Exception as error:  # noqa: BLE001 - the service's own failure, said once, here
+        console.print(f"[red]grader failure:[/red] {type(error).__name__}: {error}")
+        raise typer.Exit(1) from None
 
 
 def _usage_error(error: Exception) -> None:

@@ -105,9 +105,17 @@ class Slots:
         self._pool: ProcessPoolExecutor | None = None
 
     def start(self) -> None:
-        """Fork every grading process now (before the caller starts threads) and wait for one."""
-        self._pool = _new_pool(self.batch, self.size)
-        self._pool.submit(os.getpid).result()
+        """Fork every grading process now (before the caller starts threads) and wait for one;
+        processes that die while starting (a sandbox that would not start) are started again,
+        ``ATTEMPTS`` times in all."""
+        for _ in range(ATTEMPTS):
+            self._pool = _new_pool(self.batch, self.size)
+            try:
+                self._pool.submit(os.getpid).result()
+                return
+            except BrokenProcessPool:
+                _end(self._pool)
+        raise RuntimeError(f"the grading processes died while starting, {ATTEMPTS} times (their errors are above)")
 
     def submit(self, submission: Submission) -> Future:
         try:
