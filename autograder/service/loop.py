@@ -25,8 +25,11 @@ POLL_S = 1.0    # the loop also looks at the queue this often (it is woken at ea
 
 
 class Slots(Protocol):
-    """Warm grading slots that take one submission each, over time."""
+    """Warm grading slots that take one submission each, over time: the local pool's
+    (``pool.Slots``) or a Ray cluster's (``ray_slots.Slots``)."""
     size: int
+
+    def start(self) -> None: ...
 
     def submit(self, submission: Submission) -> Future: ...   # of a SubmissionResult
 

@@ -27,7 +27,7 @@ from ..config import ConfigError, parse_config, read_config
 from ..course import COURSE, Course
 from ..grading import RunSettings
 from ..pipeline import Batch
-from ..pool import Slots
+from ..pool import Slots as LocalSlots
 from ..run import check_executor, check_sandbox, resolve_jobs
 from ..runmarker import RUN_MARKER
 from ..sandbox import set_up_torch
@@ -36,7 +36,7 @@ from . import log as logs
 from .app import Service, make_app
 from .intake import FORM_OVERHEAD, Uploads
 from .log import log
-from .loop import GradingLoop
+from .loop import GradingLoop, Slots
 from .outputs import Outputs
 from .queue import Queue
 from .tokens import Tokens
@@ -123,6 +123,20 @@ def _listen(host: str, port: int) -> socket.socket:
 def run(prepared: Prepared) -> None:
     """Serve until SIGINT or SIGTERM; returns after every grading process has ended."""
     logs.configure()
+    service, slots = _open(prepared)
+    app = make_app(service, _lifespan(service, slots, _address(prepared.listening)))
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_S,
+                            server_header=False, limit_concurrency=MAX_CONNECTIONS,
+                            h11_max_incomplete_event_size=FORM_OVERHEAD)
+    try:
+        uvicorn.Server(config).run(sockets=[prepared.listening])
+    finally:
+        slots.close()  # already ended after a stop; here also after a failed start
+
+
+def _open(prepared: Prepared) -> tuple[Service, Slots]:
+    """The queue (what a stopped service was grading queued again), the slots, started, and
+    everything the API works with."""
     batch, folder = prepared.batch, prepared.folder
     state = folder.path / ".service"
     queue = Queue(state / "queue.sqlite3")
@@ -136,40 +150,36 @@ def run(prepared: Prepared) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     outputs = Outputs(folder, batch.settings)
     loop = GradingLoop(batch, queue, slots, uploads, outputs)
-    service = Service(batch.settings.assignment, batch.settings.spec.notebook, batch.language, prepared.jobs,
-                      batch.config.service.submissions_per_hour, batch.config.max_notebook_mb << 20,
-                      prepared.tokens, queue, uploads, outputs, loop)
-    where = _address(prepared.listening)
     if back:
         log.info("%d submissions that a stopped service was grading are queued again", back)
+    return Service(batch.settings.assignment, batch.settings.spec.notebook, batch.language, prepared.jobs,
+                   batch.config.service.submissions_per_hour, batch.config.max_notebook_mb << 20,
+                   prepared.tokens, queue, uploads, outputs, loop), slots
 
+
+def _lifespan(service: Service, slots: Slots, where: str):
+    """Starts the grading loop once the server is up; on a stop, finishes or queues again what
+    is being graded, ends the slots and draws the class report."""
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        loop.start()
+        service.loop.start()
         log.info("serving %s at %s with %d grading slots; %d queued", service.assignment, where, service.slots,
-                 queue.queued())
+                 service.queue.queued())
         yield
-        requeued = await run_in_threadpool(loop.stop, STOP_WITHIN_S)
+        requeued = await run_in_threadpool(service.loop.stop, STOP_WITHIN_S)
         slots.close()
-        await run_in_threadpool(outputs.report)
+        await run_in_threadpool(service.outputs.report)
         log.info("stopped: %d submissions queued for the next start (%d of them were being graded)",
-                 queue.queued(), requeued)
-        queue.close()
-
-    config = uvicorn.Config(make_app(service, lifespan), log_config=None, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=GRACE_S, server_header=False,
-                            limit_concurrency=MAX_CONNECTIONS, h11_max_incomplete_event_size=FORM_OVERHEAD)
-    try:
-        uvicorn.Server(config).run(sockets=[prepared.listening])
-    finally:
-        slots.close()  # already ended after a stop; here also after a failed start
+                 service.queue.queued(), requeued)
+        service.queue.close()
+    return lifespan
 
 
-def _slots(prepared: Prepared):
+def _slots(prepared: Prepared) -> Slots:
     if prepared.executor == "ray":
         from ..ray_slots import Slots as RaySlots
         return RaySlots(prepared.batch, prepared.jobs)
-    return Slots(prepared.batch, prepared.jobs)
+    return LocalSlots(prepared.batch, prepared.jobs)
 
 
 def _address(listening: socket.socket) -> str:
