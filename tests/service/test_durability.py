@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.processes import snapshot
+from tests.processes import parent, snapshot
 
 from .server import config_file, make_tokens, notebook, start
 
@@ -92,3 +92,26 @@ def test_ctrl_c_to_the_process_group_stops_it_at_once(course):
     assert time.monotonic() - sent < 10
     assert server.left() == {}
     assert "Traceback" not in server.log.read_text()
+
+
+def test_a_grading_process_killed_mid_submission_costs_a_regrade_only(course):
+    """When the grading processes die while one grades a's notebook (killed from outside, as
+    the OOM killer would), is that submission queued again and graded in fresh processes, with
+    its real result, and does the service go on?"""
+    folder, tokens, token_of, config = course
+    server = start(folder, tokens, token_of, config, jobs=1, name="lost")
+    try:
+        first = server.submit("a", notebook("correct", sleep_s=4)).json()["id"]
+        wait_grading(server, "a", first)
+        grading = [pid for pid, _ in snapshot(server.marker) if parent(pid) == server.process.pid]
+        assert grading, "no grading process found"
+        for pid in grading:
+            os.kill(pid, signal.SIGKILL)
+        done = server.wait_done("a", first)
+        assert done["status"] == "done" and not [e for e in done["result"]["errors"] if e["code"] == "grader_failed"]
+        assert done["result"]["score"] == server.wait_done("b", server.submit("b", notebook("correct")).json()["id"])[
+            "result"]["score"]
+        assert "queued again" in server.log.read_text()
+    finally:
+        server.stop()
+    assert server.left() == {}
