@@ -82,7 +82,8 @@ def test_the_service_knows_a_token_only_by_its_digest(tmp_path):
     (_, t1), (_, t2) = rows(out)[1:]
     known = Tokens.load(out)
     assert known.student_of(t1) == "s1" and known.student_of(t2) == "s2"
-    assert {known.student_of(guess) for guess in ("", t1[:-1], t1 + "x", t1.upper(), t1[:-1] + "A")} == {None}
+    changed = t1[:-1] + ("A" if t1[-1] != "A" else "B")   # one character off
+    assert {known.student_of(guess) for guess in ("", t1[:-1], t1 + "x", changed, t1 + "\n")} == {None}
     assert t1 not in repr(vars(known)) and t1.encode() not in b"".join(vars(known)["_digests"].values())
 
 
