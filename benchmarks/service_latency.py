@@ -30,12 +30,12 @@ POLL_S = 0.1
 SPREAD_S = 2.0
 
 
-def variants(assignment: str) -> list[bytes]:
-    """The example notebooks (correct, buggy, untouched) and the released template."""
+def variants(assignment: str) -> dict[str, bytes]:
+    """The example notebooks (correct, buggy, untouched) and the released template, by name."""
     examples = sorted((REPO / "examples" / assignment).glob("*.ipynb"))
     template = REPO / "student_template" / assignment / f"{assignment}.ipynb"
-    paths = [p for p in examples if p.stem != "hostile"] + [template]
-    return [p.read_bytes() for p in paths]
+    paths = {p.stem: p for p in examples if p.stem != "hostile"} | {"template": template}
+    return {name: path.read_bytes() for name, path in paths.items()}
 
 
 def hand_in(server, student: str, data: bytes, latencies: dict) -> None:
@@ -47,6 +47,7 @@ def hand_in(server, student: str, data: bytes, latencies: dict) -> None:
 
 
 def burst(server, students: list[str], notebooks: list[bytes], spread_s: float) -> dict[str, float]:
+    """Student i hands in notebook i (cycling), ``spread_s`` / (n - 1) after student i - 1."""
     latencies: dict[str, float] = {}
     threads = []
     for i, student in enumerate(students):
@@ -70,7 +71,8 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=12)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    notebooks = variants(args.assignment)
+    named = variants(args.assignment)
+    notebooks, names = list(named.values()), list(named)
     warm = [f"warm{i}" for i in range(2 * len(notebooks))]
     students = [f"s{i:02d}" for i in range(args.burst)]
     with tempfile.TemporaryDirectory() as scratch:
@@ -86,23 +88,26 @@ def main() -> None:
             after = uptime()
         finally:
             server.stop()
-        grading = [float(s) for s in re.findall(r"graded \w+ of s\d+: .* in ([\d.]+) s", server.log.read_text())]
-    report(args, latencies, grading, before, after)
+        grading = {student: float(seconds) for student, seconds in
+                   re.findall(r"graded \w+ of (s\d+): .* in ([\d.]+) s", server.log.read_text())}
+    kinds = {student: names[i % len(names)] for i, student in enumerate(students)}
+    report(args, latencies, grading, kinds, before, after)
 
 
 def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def report(args, latencies: dict[str, float], grading: list[float], before: str, after: str) -> None:
+def report(args, latencies: dict[str, float], grading: dict[str, float], kinds: dict[str, str],
+           before: str, after: str) -> None:
     values = list(latencies.values())
     print(f"{args.assignment}: {args.burst} students within {SPREAD_S:g} s, {args.jobs} slots, warm service")
     for student, seconds in sorted(latencies.items()):
-        print(f"  {student}: {seconds:.2f} s upload to done")
+        print(f"  {student} ({kinds[student]}): {seconds:.2f} s upload to done, grading {grading[student]:.2f} s")
     print(f"latency p50 {percentile(values, 0.5):.2f} s, p95 {percentile(values, 0.95):.2f} s, "
           f"max {max(values):.2f} s (goal: p50 <= 2 s, p95 <= 5 s); polled every {POLL_S:g} s")
-    print(f"grading alone (the service's log): mean {statistics.mean(grading):.2f} s, "
-          f"max {max(grading):.2f} s per submission")
+    print(f"grading alone (the service's log): mean {statistics.mean(grading.values()):.2f} s, "
+          f"max {max(grading.values()):.2f} s per submission")
     print(f"load before: {before}\nload after:  {after}")
 
 
