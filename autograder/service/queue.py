@@ -96,17 +96,23 @@ class Queue:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                retry = self._retry_after(student_id, per_hour, now)
-                if retry is not None:
-                    return Refused(retry)
-                replaced = [i for (i,) in self._db.execute(
-                    "SELECT id FROM submissions WHERE student_id = ? AND status = 'queued'", (student_id,))]
-                self._db.execute("UPDATE submissions SET status = 'replaced', finished = ? "
-                                 "WHERE student_id = ? AND status = 'queued'", (now, student_id))
-                self._db.execute("INSERT INTO submissions (id, student_id, status, received) "
-                                 "VALUES (?, ?, 'queued', ?)", (submission_id, student_id, now))
-            finally:
-                self._db.execute("COMMIT")
+                added = self._add(submission_id, student_id, per_hour, now)
+            except BaseException:
+                self._db.execute("ROLLBACK")  # nothing half done: no student left without their waiting one
+                raise
+            self._db.execute("COMMIT")
+        return added
+
+    def _add(self, submission_id: str, student_id: str, per_hour: int, now: float) -> Accepted | Refused:
+        retry = self._retry_after(student_id, per_hour, now)
+        if retry is not None:
+            return Refused(retry)
+        replaced = [i for (i,) in self._db.execute(
+            "SELECT id FROM submissions WHERE student_id = ? AND status = 'queued'", (student_id,))]
+        self._db.execute("UPDATE submissions SET status = 'replaced', finished = ? "
+                         "WHERE student_id = ? AND status = 'queued'", (now, student_id))
+        self._db.execute("INSERT INTO submissions (id, student_id, status, received) "
+                         "VALUES (?, ?, 'queued', ?)", (submission_id, student_id, now))
         return Accepted(replaced)
 
     def get(self, submission_id: str, student_id: str) -> Row | None:

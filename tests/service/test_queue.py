@@ -1,6 +1,10 @@
 """The service's queue in SQLite, by itself: one waiting submission per student, students in
 turn, one grading at a time per student, the rate over the last hour, and what a restart
 finds."""
+import sqlite3
+
+import pytest
+
 from autograder.service.queue import WINDOW_S, Accepted, Queue, Refused
 
 NOW = 1_800_000_000.0
@@ -76,3 +80,14 @@ def test_a_restart_queues_again_what_was_being_graded(tmp_path):
     assert again.recover() == 2
     assert again.queued() == 2
     assert {again.take(NOW).attempts, again.take(NOW).attempts} == {0, 2}
+
+
+def test_a_failed_add_changes_nothing(tmp_path):
+    """If queueing fails half-way (here: an id already taken), is the waiting submission it
+    would have replaced still waiting?"""
+    q = queue(tmp_path)
+    q.add("a1", "ann", 20, NOW)
+    q.add("b1", "bob", 20, NOW)
+    with pytest.raises(sqlite3.IntegrityError):
+        q.add("b1", "ann", 20, NOW + 1)
+    assert q.get("a1", "ann").status == "queued" and q.queued() == 2
