@@ -36,8 +36,13 @@ class Outputs:
             written = self.folder.save(result)
             self.folder.keep(result.student_id, submission_id)
             self.latest[written.student_id] = written
-            self.folder.write_grades(list(self.latest.values()), list(self.settings.spec.tasks))
+            self.write_grades()
         return written
+
+    def write_grades(self) -> None:
+        """grades.csv of every latest result (at start too: a batch may have left fewer rows)."""
+        if self.latest:
+            self.folder.write_grades(list(self.latest.values()), list(self.settings.spec.tasks))
 
     def kept(self, student_id: str, submission_id: str, suffix: str = ".json") -> Path:
         return self.folder.kept_path(student_id, submission_id, suffix)

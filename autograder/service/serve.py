@@ -149,6 +149,7 @@ def _open(prepared: Prepared) -> tuple[Service, Slots]:
     # signal does (status 143), not through a handler Ray's driver installed (status 15).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     outputs = Outputs(folder, batch.settings)
+    outputs.write_grades()
     loop = GradingLoop(batch, queue, slots, uploads, outputs)
     if back:
         log.info("%d submissions that a stopped service was grading are queued again", back)

@@ -115,3 +115,19 @@ def test_a_grading_process_killed_mid_submission_costs_a_regrade_only(course):
     finally:
         server.stop()
     assert server.left() == {}
+
+
+def test_a_restart_lists_every_result_in_grades_csv(course):
+    """After a batch into the service's folder left grades.csv with fewer rows, does the
+    service, started again, list every student whose result is in the folder?"""
+    folder, tokens, token_of, config = course
+    server = start(folder, tokens, token_of, config, jobs=1, name="rows")
+    for student in ("a", "b"):
+        server.wait_done(student, server.submit(student, notebook("correct")).json()["id"])
+    server.stop()
+    grades = server.output / "grades.csv"
+    grades.write_text(grades.read_text().splitlines()[0] + "\n")   # what a batch of nobody would leave
+    again = start(folder, tokens, token_of, config, jobs=1, output=server.output, name="rows-again")
+    again.stop()
+    assert [row.split(",")[0] for row in grades.read_text().splitlines()[1:]] == ["a", "b"]
+    assert again.left() == {}
