@@ -3,6 +3,8 @@
     autograder grade PATH... --assignment NAME --output DIR
     autograder show STUDENT_ID --output DIR
     autograder export DIR --format csv|canvas|moodle --output FILE [--roster LMS.csv] [--column NAME] [--match COLUMN]
+    autograder tokens STUDENT_ID... [--from FILE] --output TOKENS.csv
+    autograder serve --assignment NAME --output DIR --tokens TOKENS.csv [--host 127.0.0.1] [--port 8000]
     autograder release
 
 Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
@@ -50,9 +52,7 @@ def grade(
     try:
         run = prepare(options)
     except ConfigError as error:
-        for line in str(error).splitlines():
-            err.print(f"[red]error:[/red] {escape(line)}")
-        raise typer.Exit(2) from None
+        _usage_error(error)
     started = time.monotonic()
     try:
         with progress(len(run.to_grade)) as (on_done, on_progress):
@@ -75,9 +75,7 @@ def show(
     try:
         show_result(student_id, output, out)
     except ConfigError as error:
-        for line in str(error).splitlines():
-            err.print(f"[red]error:[/red] {line}")
-        raise typer.Exit(2) from None
+        _usage_error(error)
 
 
 @app.command()
@@ -101,12 +99,67 @@ def export(
     try:
         done = write_export(ExportOptions(folder, format, output, roster, column, match))
     except ConfigError as error:
-        for line in str(error).splitlines():
-            err.print(f"[red]error:[/red] {escape(line)}")
-        raise typer.Exit(2) from None
+        _usage_error(error)
     for note in done.notes:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")
     out.print(f"wrote {done.path}: {done.students} students with a score")
+
+
+@app.command()
+def tokens(
+    output: Annotated[Path, typer.Option(help="the new TOKENS.csv (student_id,token); never overwritten")],
+    students: Annotated[Optional[list[str]], typer.Argument(help="student ids", show_default=False)] = None,
+    from_file: Annotated[Optional[Path], typer.Option("--from", help="a file of student ids: one a line, or "
+                                                                     "nbgrader's roster CSV (its id column)")] = None,
+) -> None:
+    """Write a fresh random token for each student, for `autograder serve --tokens`."""
+    from .config import ConfigError
+    from .service.tokens import read_ids, write_tokens
+    try:
+        ids = [*(students or []), *(read_ids(from_file) if from_file else [])]
+        write_tokens(ids, output)
+    except ConfigError as error:
+        _usage_error(error)
+    out.print(f"wrote {len(ids)} tokens to {output} (readable by you only); give each student their own")
+
+
+@app.command()
+def serve(
+    assignment: Annotated[str, typer.Option(help="assignment name, e.g. attention_scoring")],
+    output: Annotated[Path, typer.Option(help="folder for <student_id>.json, grades.csv, feedback/ and history/")],
+    tokens: Annotated[Path, typer.Option(help="the students' tokens, as `autograder tokens` wrote them")],
+    host: Annotated[str, typer.Option(help="address to listen on (a reverse proxy with TLS goes in front)")] = (
+        "127.0.0.1"),
+    port: Annotated[int, typer.Option(help="port to listen on (0: any free port)")] = 8000,
+    jobs: Annotated[Optional[int], typer.Option(help="grading slots (default: one per core)")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="grader.yml to use instead of the repo's")] = None,
+    device: Annotated[Optional[str], typer.Option(help="cpu, cuda or auto (default: grader.yml)")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="hypothesis seed (default: per assignment and task)")] = None,
+    executor: Annotated[str, typer.Option(help="local (this machine) or ray (a Ray cluster, see README)")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="the Ray cluster's address, HOST:PORT")] = None,
+) -> None:
+    """Grade students' submissions over HTTP as they hand them in, into OUTPUT (README: the service)."""
+    from .config import ConfigError
+    from .service.serve import ServeOptions, prepare, run
+    try:
+        prepared = prepare(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed,
+                                        executor, address))
+    except ConfigError as error:
+        _usage_error(error)
+    try:
+        run(prepared)
+    except KeyboardInterrupt:  # the signal uvicorn stopped for, raised again once everything ended
+        raise typer.Exit(130) from None
+    except Exception as error:  # noqa: BLE001 - the service's own failure, said once, here
+        err.print(f"[red]grader failure:[/red] {escape(f'{type(error).__name__}: {error}')}")
+        raise typer.Exit(1) from None
+
+
+def _usage_error(error: Exception) -> None:
+    """A usage error: one line per mistake on stderr, exit 2."""
+    for line in str(error).splitlines():
+        err.print(f"[red]error:[/red] {escape(line)}")
+    raise typer.Exit(2) from None
 
 
 @app.command()

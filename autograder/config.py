@@ -62,6 +62,13 @@ class AssignmentConfig(BaseModel):
         return isinstance(self.tasks[task_id], ManualTask)
 
 
+class ServiceConfig(BaseModel):
+    """``autograder serve`` (SPEC §5)."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    submissions_per_hour: PositiveInt = Field(
+        20, description="submissions one student may hand in over the last 60 minutes (refused ones do not count)")
+
+
 class GraderConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     language: Literal["en", "ru"] = Field("en", description="language of the feedback")
@@ -69,6 +76,7 @@ class GraderConfig(BaseModel):
     seed: int | None = Field(None, description="overrides the per-assignment hypothesis seed")
     max_notebook_mb: PositiveInt = Field(20, description="a larger submission is not read (scored 0)")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    service: ServiceConfig = Field(default_factory=ServiceConfig)
     assignments: dict[str, AssignmentConfig]
 
     def assignment(self, name: str) -> AssignmentConfig:
@@ -87,6 +95,8 @@ def _fields_at(location: tuple) -> list[str]:
     """Names of the keys allowed where a validation error happened."""
     if location[0] == "sandbox":
         return list(SandboxConfig.model_fields)
+    if location[0] == "service":
+        return list(ServiceConfig.model_fields)
     if location[0] == "assignments" and len(location) == 3:
         return list(AssignmentConfig.model_fields)
     if location[0] == "assignments":

@@ -17,7 +17,7 @@ import os
 import signal
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from .pipeline import Batch, empty_result, grade_submission
@@ -65,12 +65,10 @@ def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
 def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals",
               on_progress: Progress | None) -> list[Submission]:
     """Run ``pending`` in one pool until it is done or breaks; returns what must run again."""
-    context = multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
     retry: list[Submission] = []
+    context = _context(batch)
     events = context.SimpleQueue() if on_progress is not None else None
-    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
-                               initializer=_start_slot,
-                               initargs=(batch, context.Value("i", 0), os.getpid(), events))
+    pool = _new_pool(batch, max(1, min(jobs, len(pending))), context, events)
     try:
         futures = {pool.submit(_grade_in_slot, s): s for s in pending}
         while futures:
@@ -102,6 +100,55 @@ def _deliver(batch, submission: Submission, future, attempts: Counter, on_result
             retry.append(submission)
         else:
             on_result(submission, failed_result(batch, submission, "its grading process died"))
+
+
+def _context(batch: Batch):
+    return multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
+
+
+def _new_pool(batch: Batch, workers: int, context=None, events=None) -> ProcessPoolExecutor:
+    """``workers`` grading processes, each starting its sandbox slot; ``events`` (a queue of the
+    same context) hears their progress."""
+    context = context or _context(batch)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_slot,
+                               initargs=(batch, context.Value("i", 0), os.getpid(), events))
+
+
+class Slots:
+    """``size`` grading processes that stay warm between submissions, for a caller that hands
+    out one submission at a time, over time (``autograder serve``): the same processes,
+    sandboxes and grading as ``grade_all``. ``submit`` returns a future of the
+    ``SubmissionResult``; a future whose grading process died raises (the caller decides
+    whether to grade it again), and the next ``submit`` starts fresh processes."""
+
+    def __init__(self, batch: Batch, size: int):
+        self.batch, self.size = batch, size
+        self._pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        """Fork every grading process now (before the caller starts threads) and wait for one;
+        processes that die while starting (a sandbox that would not start) are started again,
+        ``ATTEMPTS`` times in all."""
+        for _ in range(ATTEMPTS):
+            self._pool = _new_pool(self.batch, self.size)
+            try:
+                self._pool.submit(os.getpid).result()
+                return
+            except BrokenProcessPool:
+                _end(self._pool)
+        raise RuntimeError(f"the grading processes died while starting, {ATTEMPTS} times (their errors are above)")
+
+    def submit(self, submission: Submission) -> Future:
+        try:
+            return self._pool.submit(_grade_in_slot, submission)
+        except BrokenProcessPool:  # a grading process died: its futures said so; start afresh
+            _end(self._pool)
+            self._pool = _new_pool(self.batch, self.size)
+            return self._pool.submit(_grade_in_slot, submission)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            _end(self._pool)
 
 
 def _end(pool: ProcessPoolExecutor) -> None:

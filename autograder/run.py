@@ -202,13 +202,13 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path, given=options.config is not None)
     config = parse_config(config_bytes, config_path, course)
-    _check_executor(options)
+    check_executor(options)
     if options.executor == "ray":  # the cluster's devices and CPUs, not this machine's
         from .ray_pool import plan
         settings, jobs = plan(config, options, course)
     else:
         settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
-        jobs = _jobs(options.jobs, settings.device)
+        jobs = resolve_jobs(options.jobs, settings.device)
     found = find_submissions(options.paths, options.assignment, settings.spec.notebook)
     if not found.submissions:
         skipped = "".join(f"\n  not graded: {shown} ({why})" for shown, why in found.not_graded)
@@ -217,7 +217,7 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     selected = {s.student_id for s in select(found.submissions, options.students, options.paths)} \
         if options.students else None
     if options.executor == "local":  # on a cluster, each node's slots check their own
-        _check_sandbox()
+        check_sandbox()
     nbgrader = None
     if course_root(options.paths) is not None:
         from .gradebook import NbgraderCourse  # nbgrader's import takes seconds: only for a course
@@ -234,14 +234,14 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
                     executor=options.executor, manual=manual)
 
 
-def _check_executor(options: Options) -> None:
+def check_executor(options: Options) -> None:
     if options.executor not in ("local", "ray"):
         raise ConfigError(f"--executor {options.executor}: use local (this machine) or ray (a Ray cluster)")
     if options.address is not None and options.executor != "ray":
         raise ConfigError(f"--address {options.address}: only a Ray cluster has an address; add --executor ray")
 
 
-def _jobs(jobs: int | None, device: str) -> int:
+def resolve_jobs(jobs: int | None, device: str) -> int:
     if jobs is not None and jobs < 1:
         raise ConfigError(f"--jobs {jobs}: give at least 1 (or leave it out: one per core)")
     from .sandbox.preflight import gpu_slots
@@ -250,7 +250,7 @@ def _jobs(jobs: int | None, device: str) -> int:
     return min(wanted, cap) if cap else wanted
 
 
-def _check_sandbox() -> None:
+def check_sandbox() -> None:
     """This machine can run the sandbox (bubblewrap, Linux, ...), checked before forking."""
     from .sandbox.preflight import check_available
     problem = check_available()

@@ -115,6 +115,20 @@ class OutputFolder:
         self._write(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
         return result
 
+    def keep(self, student_id: str, name: str) -> Path:
+        """A copy of the student's latest result and its feedback, as ``save`` wrote them, kept
+        as ``history/<stem>/<name>.json`` with ``.md`` and ``.html`` beside it (``autograder
+        serve`` keeps every submission so, by its id). Returns the kept JSON's path."""
+        stem = file_stem(student_id)
+        for source, suffix in ((self.path / "feedback" / f"{stem}.md", ".md"),
+                               (self.path / "feedback" / f"{stem}.html", ".html"),
+                               (self.result_path(student_id), ".json")):
+            self._write(self.kept_path(student_id, name, suffix), source.read_text(encoding="utf-8"))
+        return self.kept_path(student_id, name)
+
+    def kept_path(self, student_id: str, name: str, suffix: str = ".json") -> Path:
+        return self.path / "history" / file_stem(student_id) / f"{name}{suffix}"
+
     def rendered(self, result: SubmissionResult) -> SubmissionResult:
         """A copy with every ``message`` rendered in the folder's language, and every string
         passed through ``clean_text``: what every file of this student is written from."""

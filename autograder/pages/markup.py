@@ -139,11 +139,12 @@ def bar(share: float) -> str:
     return f'<span class="bar"><span style="width:{max(0.0, min(1.0, share)) * 100:.1f}%"></span></span>'
 
 
-def document(title: str, body: str, language: str) -> str:
-    """A whole page: no script, no external resource, readable from 320 px up."""
+def document(title: str, body: str, language: str, policy: str = POLICY, style: str = "") -> str:
+    """A whole page: no script (unless ``policy`` allows one), no external resource, readable
+    from 320 px up; ``style`` is CSS of its own, after the pages' shared CSS."""
     return ("<!DOCTYPE html>\n"
             f'<html lang="{esc(language)}"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+            f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+            f"<title>{esc(title)}</title><style>{CSS}{style}</style></head>"
             f"<body><main>{body}</main></body></html>\n")

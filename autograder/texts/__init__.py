@@ -10,7 +10,7 @@ import string
 from collections.abc import Callable
 
 from ..results import Text
-from . import checks, feedback, gradebook, grades, issues, mistakes, pages, terms
+from . import checks, feedback, gradebook, grades, issues, mistakes, pages, service, terms
 
 LANGUAGES = ("en", "ru")
 
@@ -25,7 +25,7 @@ def _merge(*modules) -> dict[str, tuple[str, str]]:
     return merged
 
 
-CATALOGUE = _merge(checks, feedback, gradebook, grades, issues, mistakes, pages, terms)
+CATALOGUE = _merge(checks, feedback, gradebook, grades, issues, mistakes, pages, service, terms)
 
 
 def _as_is(words: str) -> str:

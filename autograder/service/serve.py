@@ -1,0 +1,191 @@
+"""The ``serve`` verb (SPEC §5): every usage check first, then warm slots, then the server.
+
+``prepare`` turns the command line into a ``Prepared`` service or raises ``ConfigError``
+(exit 2): grader.yml, the tokens, the sandbox, the output folder (held by one service at a
+time: ``DIR/.service/lock``), the address. ``run`` starts the grading processes (forked
+before any thread starts), the grading loop and uvicorn, and returns once stopped.
+
+The service's own state is ``DIR/.service/``: ``queue.sqlite3`` and ``uploads/``.
+SIGINT or SIGTERM: uvicorn stops taking connections and lets open requests finish for
+``GRACE_S``; the submissions being graded get ``STOP_WITHIN_S`` to finish, the rest are
+queued again for the next start; the grading processes (and their sandboxes) are ended.
+"""
+import contextlib
+import fcntl
+import ipaddress
+import os
+import signal
+import socket
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+from starlette.concurrency import run_in_threadpool
+
+from ..config import ConfigError, parse_config, read_config
+from ..course import COURSE, Course
+from ..grading import RunSettings
+from ..pipeline import Batch
+from ..pool import Slots as LocalSlots
+from ..run import check_executor, check_sandbox, resolve_jobs
+from ..runmarker import RUN_MARKER
+from ..sandbox import set_up_torch
+from ..store import OutputFolder
+from . import log as logs
+from .app import Service, make_app
+from .intake import FORM_OVERHEAD, Uploads
+from .log import log
+from .loop import GradingLoop, Slots
+from .outputs import Outputs
+from .queue import Queue
+from .tokens import Tokens
+
+STOP_WITHIN_S = 20.0   # SPEC §5: finished or queued again within 30 s of the signal
+GRACE_S = 3            # open requests (an upload under way) may finish this long after a signal
+MAX_CONNECTIONS = 256  # more at once are answered 503 by uvicorn
+
+
+@dataclass
+class ServeOptions:
+    assignment: str
+    output: Path
+    tokens: Path
+    host: str = "127.0.0.1"
+    port: int = 8000
+    jobs: int | None = None
+    config: Path | None = None
+    device: str | None = None
+    seed: int | None = None
+    executor: str = "local"             # local (this machine's processes) or ray (a Ray cluster)
+    address: str | None = None          # the Ray cluster's address, for --executor ray
+
+
+@dataclass
+class Prepared:
+    batch: Batch
+    folder: OutputFolder
+    tokens: Tokens
+    jobs: int
+    listening: socket.socket
+    lock: int               # the folder's lock, held (open) while this process lives
+    executor: str = "local"
+
+
+def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
+    """Every check that can fail before the service starts; ``ConfigError`` says what to fix."""
+    set_up_torch()
+    os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)
+    config_path = options.config or course.config_path
+    config_bytes = read_config(config_path)
+    config = parse_config(config_bytes, config_path, course)
+    check_executor(options)
+    tokens = Tokens.load(options.tokens)
+    if options.executor == "ray":  # the cluster's devices and CPUs; each node's slots check their sandbox
+        from ..ray_pool import plan
+        settings, jobs = plan(config, options, course)
+    else:
+        settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
+        jobs = resolve_jobs(options.jobs, settings.device)
+        check_sandbox()
+    folder = OutputFolder(options.output, options.assignment, config.language)
+    folder.check_usable()
+    lock = _lock(options.output / ".service")
+    listening = _listen(options.host, options.port)
+    return Prepared(Batch(settings, config, config_bytes, course, force=True), folder, tokens, jobs, listening, lock,
+                    options.executor)
+
+
+def _lock(state: Path) -> int:
+    """One service per output folder: two would grade one queue twice."""
+    state.mkdir(exist_ok=True)
+    fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ConfigError(f"--output {state.parent}: another `autograder serve` is serving from this folder; "
+                          f"stop it first, or give another --output") from None
+    return fd
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port {port}: give a port from 1 to 65535 (0: any free port)")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=128)
+    except (OSError, OverflowError) as error:
+        raise ConfigError(f"--host {host} --port {port}: cannot listen there "
+                          f"({getattr(error, 'strerror', None) or error})") from None
+
+
+def run(prepared: Prepared) -> None:
+    """Serve until SIGINT or SIGTERM; returns after every grading process has ended."""
+    logs.configure()
+    service, slots = _open(prepared)
+    app = make_app(service, _lifespan(service, slots, _address(prepared.listening)))
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_S,
+                            server_header=False, limit_concurrency=MAX_CONNECTIONS,
+                            h11_max_incomplete_event_size=FORM_OVERHEAD)
+    try:
+        uvicorn.Server(config).run(sockets=[prepared.listening])
+    finally:
+        slots.close()  # already ended after a stop; here also after a failed start
+
+
+def _open(prepared: Prepared) -> tuple[Service, Slots]:
+    """The queue (what a stopped service was grading queued again), the slots, started, and
+    everything the API works with."""
+    batch, folder = prepared.batch, prepared.folder
+    state = folder.path / ".service"
+    queue = Queue(state / "queue.sqlite3")
+    back = queue.recover()
+    uploads = Uploads(state / "uploads", batch.settings.spec.notebook)
+    uploads.prune(queue.known_ids())
+    slots = _slots(prepared)
+    slots.start()  # local: forks the grading processes while this process has one thread
+    # Once uvicorn has stopped, it raises the signal again: SIGTERM then ends the process as a
+    # signal does (status 143), not through a handler Ray's driver installed (status 15).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    outputs = Outputs(folder, batch.settings)
+    outputs.write_grades()
+    loop = GradingLoop(batch, queue, slots, uploads, outputs)
+    if back:
+        log.info("%d submissions that a stopped service was grading are queued again", back)
+    return Service(batch.settings.assignment, batch.settings.spec.notebook, batch.language, prepared.jobs,
+                   batch.config.service.submissions_per_hour, batch.config.max_notebook_mb << 20,
+                   prepared.tokens, queue, uploads, outputs, loop), slots
+
+
+def _lifespan(service: Service, slots: Slots, where: str):
+    """Starts the grading loop once the server is up; on a stop, finishes or queues again what
+    is being graded, ends the slots and draws the class report."""
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        service.loop.start()
+        log.info("serving %s at %s with %d grading slots; %d queued", service.assignment, where, service.slots,
+                 service.queue.queued())
+        yield
+        requeued = await run_in_threadpool(service.loop.stop, STOP_WITHIN_S)
+        slots.close()
+        await run_in_threadpool(service.outputs.report)
+        log.info("stopped: %d submissions queued for the next start (%d of them were being graded)",
+                 service.queue.queued(), requeued)
+        service.queue.close()
+    return lifespan
+
+
+def _slots(prepared: Prepared) -> Slots:
+    if prepared.executor == "ray":
+        from ..ray_slots import Slots as RaySlots
+        return RaySlots(prepared.batch, prepared.jobs)
+    return LocalSlots(prepared.batch, prepared.jobs)
+
+
+def _address(listening: socket.socket) -> str:
+    host, port = listening.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    if not ipaddress.ip_address(host).is_loopback:
+        log.warning("listening on %s, beyond this machine: put a reverse proxy with TLS in front (README)", host)
+    return f"http://{shown}:{port}/"

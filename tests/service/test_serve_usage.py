@@ -1,0 +1,61 @@
+"""``autograder serve``'s usage errors: each is one line and exit 2, said before any slot starts."""
+import os
+import shutil
+import socket
+
+import pytest
+from typer.testing import CliRunner
+
+from autograder.cli import app
+from autograder.service.serve import _lock
+
+from .server import make_tokens
+
+runner = CliRunner()
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+
+@pytest.fixture(scope="module")
+def tokens(tmp_path_factory):
+    return make_tokens(tmp_path_factory.mktemp("usage"), ["s1"])[0]
+
+
+def serve(*args: str):
+    return runner.invoke(app, ["serve", *args])
+
+
+def test_usage_errors_are_one_line_each(tokens, tmp_path):
+    """Do a missing tokens file, an unknown assignment, an output that is a file, a port out of
+    range and an executor that does not exist each give exit 2 and one line naming the fix?"""
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    common = ["--assignment", "attention_scoring", "--output", str(tmp_path / "out"), "--tokens", str(tokens)]
+    cases = {
+        ("--tokens", str(tmp_path / "none.csv")): "cannot read",
+        ("--assignment", "attention_scorin"): "did you mean 'attention_scoring'",
+        ("--output", str(a_file)): "is a file, not a folder",
+        ("--port", "70000"): "give a port from 1 to 65535",
+        ("--executor", "dask"): "--executor dask: use local",
+    }
+    for args, said in cases.items():
+        done = serve(*common, *args)
+        assert done.exit_code == 2 and said in done.output, (args, done.output)
+        assert done.output.count("error:") == 1, done.output
+
+
+def test_a_port_in_use_is_a_usage_error(tokens, tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = serve("--assignment", "attention_scoring", "--output", str(tmp_path / "out"), "--tokens", str(tokens),
+                     "--port", str(port))
+    assert done.exit_code == 2 and f"--port {port}: cannot listen there" in done.output, done.output
+
+
+def test_a_second_service_on_one_folder_is_refused(tokens, tmp_path):
+    """Would two services grade one queue twice? Is the second refused, naming the folder?"""
+    out = tmp_path / "out"
+    out.mkdir()
+    held = _lock(out / ".service")
+    done = serve("--assignment", "attention_scoring", "--output", str(out), "--tokens", str(tokens), "--port", "0")
+    assert done.exit_code == 2 and "another `autograder serve` is serving from this folder" in done.output, done.output
+    os.close(held)
