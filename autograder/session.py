@@ -9,7 +9,7 @@ import time
 
 from .checks.core import lost_reason
 from .grading import RunSettings, grade_task
-from .results import Issue, TaskResult, text
+from .results import Issue, TaskResult, message_text, text
 from .sandbox.proxy import Student, WorkerLost
 
 MAX_CRASHES = 20
@@ -64,7 +64,8 @@ class Session:
             if "error" in reply and not label.endswith(("_visible", "_demo")):
                 error = reply["error"]
                 self.warnings.append(Issue(code="cell_error", task=self._task(label), text=text(
-                    "issue.cell_error", cell=label, type=str(error.get("type")), message=str(error.get("message")))))
+                    "issue.cell_error", cell=label, type=str(error.get("type")),
+                    message=message_text(str(error.get("message"))))))
         return None
 
     def grade(self, task_ids: list[str]) -> dict[str, TaskResult]:

@@ -16,6 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from autograder.feedback import FeedbackView, Say  # noqa: E402
 from autograder.pages import write_class_report, write_student_page  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
 from tests.pages import samples  # noqa: E402
@@ -54,7 +55,7 @@ def main() -> None:
                if args.student else samples.readable())
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        page = write_student_page(student, folder / "student.html", args.language)
+        page = write_student_page(FeedbackView.of(student, Say(args.language)), folder / "student.html")
         report, _ = write_class_report(results, folder, args.language, task_checks(results))
         browser = Browser(folder / "profile")
         try:

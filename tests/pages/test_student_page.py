@@ -3,10 +3,11 @@ import re
 
 import pytest
 
+from autograder.feedback import FeedbackView, Say
 from autograder.pages import write_student_page
 from autograder.pages.figures import attention_heatmaps
 from autograder.pages.markup import say
-from autograder.pages.student import student_page
+from autograder.pages.student import student_page as page_of
 from autograder.results import Heatmap, Issue, SubmissionResult, text
 from autograder.texts import render
 
@@ -17,11 +18,19 @@ from .browser import PHONE_WIDTH
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+def view(result: SubmissionResult, language: str) -> FeedbackView:
+    return FeedbackView.of(result, Say(language))
+
+
+def student_page(result: SubmissionResult, language: str) -> str:
+    return page_of(view(result, language))
+
+
 @pytest.mark.parametrize("language", ["en", "ru"])
 def test_page_renders_cleanly_on_a_phone(browser, tmp_path, language):
     """Does Chromium show the page with no console error, both heatmaps decoded, no fetch
     beyond the file itself, and nothing wider than a 400 px phone?"""
-    page = write_student_page(samples.submission(), tmp_path / "feedback" / "s1.html", language)
+    page = write_student_page(view(samples.submission(), language), tmp_path / "feedback" / "s1.html")
     screenshot = tmp_path / f"s1.{language}.png"
     shown = browser.render(page, screenshot)
     assert shown.console == []
@@ -36,7 +45,7 @@ def test_student_text_is_shown_and_never_run(browser, tmp_path):
     """Does a `<script>` or `<img onerror>` in a student's error message appear as text,
     without running or adding an element?"""
     result = samples.submission()
-    page = write_student_page(result, tmp_path / "s1.html", "en")
+    page = write_student_page(view(result, "en"), tmp_path / "s1.html")
     shown = browser.render(page, tmp_path / "s1.png")
     assert shown.scripts == 0
     assert shown.title == render(text("feedback.title", student="s1", assignment=result.assignment), "en")
@@ -109,7 +118,7 @@ def test_unreadable_submission_gets_a_page():
 def test_russian_page_reads_in_russian(browser, tmp_path):
     """Outside code, does the Russian page have no run of three Latin-script words (an
     English sentence left untranslated)?"""
-    shown = browser.render(write_student_page(samples.readable(), tmp_path / "s1.html", "ru"), tmp_path / "s1.png")
+    shown = browser.render(write_student_page(view(samples.readable(), "ru"), tmp_path / "s1.html"), tmp_path / "s1.png")
     english = LATIN_SENTENCE.findall(shown.prose)
     assert english == []
     assert "веса внимания" in shown.prose
