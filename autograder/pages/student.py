@@ -60,11 +60,12 @@ def _failure(each: Failure) -> str:
     else:
         items = "".join(f"<li>{prose(check.title)} {_points(check.points)}</li>" for check in each.checks)
         head = f"<h3>{MARKS[first.status]} {prose(each.heading)}</h3><ul>{items}</ul>"
-    pictures = _figure(each.figure, each.mistake) if each.figure is not None else ""
-    rows = [*each.rows, *([each.mistake] if each.mistake and not pictures else [])]
+    pictures = _pictures(each.figure)
+    rows = [*each.rows, *([each.mistake] if each.mistake and pictures is None else [])]
     items = "".join(f"<dt>{prose(row.label)}</dt><dd>{_value(row)}</dd>" for row in rows)
     problem = f'<p class="problem">{prose(each.problem)}</p>' if each.problem else ""
-    return f'<article class="check">{head}{problem}{f"<dl>{items}</dl>" if items else ""}{pictures}</article>'
+    figure = _figure(each.figure, pictures, each.mistake) if each.figure is not None else ""
+    return f'<article class="check">{head}{problem}{f"<dl>{items}</dl>" if items else ""}{figure}</article>'
 
 
 def _value(row: Row) -> str:
@@ -73,12 +74,15 @@ def _value(row: Row) -> str:
     return prose(row.value)
 
 
-def _figure(figure: Figure, mistake: Row | None) -> str:
+def _pictures(figure: Figure | None) -> tuple[bytes, bytes] | None:
+    if figure is None or figure.heatmap is None:
+        return None
+    return figures.attention_heatmaps(figure.heatmap, figure.titles, figure.axes, figure.colour)
+
+
+def _figure(figure: Figure, pictures: tuple[bytes, bytes] | None, mistake: Row | None) -> str:
     """The student's weights beside the reference's, the likely mistake named under them; only
-    the caption where they are not drawn here."""
-    pictures = None
-    if figure.heatmap is not None:
-        pictures = figures.attention_heatmaps(figure.heatmap, figure.titles, figure.axes, figure.colour)
+    the caption where they are not drawn here (drawn above, or not drawable)."""
     if pictures is None:
         return f'<p class="note">{prose(figure.caption)}</p>'
     verdict = (f'{prose(mistake.label)}: <span class="mistake">{_value(mistake)}</span>' if mistake

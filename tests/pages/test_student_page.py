@@ -131,11 +131,32 @@ def test_heatmaps_of_different_shapes_are_both_drawn():
     assert pictures is not None and all(png.startswith(PNG) for png in pictures)
 
 
-def test_weights_that_are_not_numbers_are_drawn():
-    """Are NaN and infinite weights drawn (grey), not a crash?"""
-    heatmap = Heatmap(got=[[float("nan"), float("inf")], [0.5, 0.5]], expected=[[1.0, 0.0], [0.5, 0.5]])
+BIG = 1.7976931348623157e308  # the largest float
+EXTREMES = {  # weights a student's code can return (a check records them as they are)
+    "nan and inf": ([[float("nan"), float("inf")], [0.5, 0.5]], True),
+    "all nan": ([[float("nan")] * 2] * 2, True),
+    "minus inf": ([[-float("inf"), 1.0]], True),
+    "largest float": ([[BIG, 0.5]], False),
+    "minus the largest float": ([[-BIG, 0.5]], False),
+    "both largest floats": ([[BIG, -BIG]], False),
+    "within 1e307": ([[5e306, -5e306]], True),
+    "a quarter of the largest float": ([[BIG / 4, 0.0]], False),
+    "huge": ([[1e300, -1e300]], True),
+    "tiny": ([[5e-324, -5e-324]], True),
+    "large value among nan": ([[BIG, float("nan")]], False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+def test_any_weights_are_drawn_or_skipped_never_raise(name):
+    """Are any weights, finite or not, drawn (NaN and inf grey), or skipped when no colour scale
+    can hold them (±1.8e308: matplotlib's scale overflows), instead of raising while the page
+    is written?"""
+    got, drawable = EXTREMES[name]
+    heatmap = Heatmap(got=got, expected=[[1.0, 0.0]])
     pictures = attention_heatmaps(heatmap, ("yours", "reference"), ("keys", "queries"), "weights")
-    assert pictures is not None and all(png.startswith(PNG) for png in pictures)
+    assert (pictures is not None) == drawable == (heatmap.scale() is not None)
+    assert pictures is None or all(png.startswith(PNG) for png in pictures)
 
 
 @pytest.mark.parametrize("got", [[], [[]], [[0.5, 0.5], [1.0]]], ids=["empty", "no keys", "ragged"])
