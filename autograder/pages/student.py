@@ -29,7 +29,9 @@ def student_page(view: FeedbackView) -> str:
              f'<p class="score">{prose(view.score)}</p>',
              f'<p class="note">{prose(view.note)}</p></header>']
     if view.tasks:
-        rows = [[f'<a href="#task-{esc(task.id)}">{ident(task.id)}</a>', prose(task.score)] for task in view.tasks]
+        said = {task.id for task in view.sections}   # a link only to a section there is
+        rows = [[f'<a href="#task-{esc(task.id)}">{ident(task.id)}</a>' if task.id in said else ident(task.id),
+                 prose(task.score)] for task in view.tasks]
         parts.append(table([prose(heading) for heading in view.columns], rows, (70, 30), numeric={1}))
     if view.not_graded:
         parts.append(f"<p>{prose(view.not_graded)}</p>")
@@ -61,8 +63,9 @@ def _failure(each: Failure) -> str:
         items = "".join(f"<li>{prose(check.title)} {_points(check.points)}</li>" for check in each.checks)
         head = f"<h3>{MARKS[first.status]} {prose(each.heading)}</h3><ul>{items}</ul>"
     pictures = _pictures(each.figure)
-    rows = [*each.rows, *([each.mistake] if each.mistake and pictures is None else [])]
-    items = "".join(f"<dt>{prose(row.label)}</dt><dd>{_value(row)}</dd>" for row in rows)
+    items = "".join(f"<dt>{prose(row.label)}</dt><dd>{_value(row)}</dd>" for row in each.rows)
+    if each.mistake and pictures is None:  # else it is said under the pictures
+        items += f'<dt>{prose(each.mistake.label)}</dt><dd><span class="mistake">{_value(each.mistake)}</span></dd>'
     problem = f'<p class="problem">{prose(each.problem)}</p>' if each.problem else ""
     figure = _figure(each.figure, pictures, each.mistake) if each.figure is not None else ""
     return f'<article class="check">{head}{problem}{f"<dl>{items}</dl>" if items else ""}{figure}</article>'
