@@ -101,9 +101,9 @@ class TaskView:
         if task.manual:
             manual = say.text("page.manual", ta=text("term.ta"), max=say.number(task.max_score))
             return cls(task.id, say.text("page.manual_short"), manual, Prose(), (), ())
+        drawn = set() if drawn is None else drawn
         judged = [check for check in task.checks if check.blocked_by is None]
-        failures = tuple(failure(group, say, set() if drawn is None else drawn)
-                         for group in _same_failures([c for c in judged if not c.passed]))
+        failures = tuple(failure(group, say, drawn) for group in _same_failures([c for c in judged if not c.passed]))
         others = tuple(check_line(c, say) for c in task.checks if c.passed or c.blocked_by is not None)
         not_graded = Prose() if task.checks else say.text("feedback.not_graded")
         return cls(task.id, say.points(task.score, task.max_score), Prose(), not_graded, failures, others)
