@@ -16,7 +16,7 @@ from autograder.texts import LANGUAGES
 from tests.pages.prose import shown_text
 
 from .harness import ASSIGNMENT_OF, grade
-from .test_mutants import MUTANTS
+from .report import ALL_MUTANTS
 
 POINTS = re.compile(r"\d+(?:[.,]\d+)? / \d+(?:[.,]\d+)?")
 
@@ -71,7 +71,7 @@ def sections(view: FeedbackView, task_id: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize("mutant", [pytest.param(m, id=m.id) for m in MUTANTS if m.sandbox_only is None])
+@pytest.mark.parametrize("mutant", [pytest.param(m, id=m.id) for m in ALL_MUTANTS if m.sandbox_only is None])
 def test_writers_say_the_same(mutant, language):
     """Does each writer show the view's points, findings and rows in the view's order, the same
     numbers as the others, and each failure's problem as often as the others (once)?"""
