@@ -11,8 +11,9 @@ import sys
 import warnings
 
 from .config import load_config
+from .feedback import Say, TaskView
+from .feedback.plain import task_text
 from .grading import RunSettings, grade_task
-from .report import render_task_text
 
 
 @contextlib.contextmanager
@@ -36,11 +37,11 @@ def grade(task_id: str, namespace: dict) -> float:
     """Run ``task_id``'s checks on ``namespace``; print the feedback; return the score."""
     try:
         with _quiet_single_threaded():
-            result, language = _grade(task_id, namespace)
+            result, say = _grade(task_id, namespace)
     except Exception as error:  # the grader's own failure: say so, never crash the cell
         print(f"grader error while checking {task_id}: {type(error).__name__}: {error}")
         return 0.0
-    print(render_task_text(result, language))
+    print(task_text(TaskView.of(result, say)))
     return float(min(result.score, result.max_score))
 
 
@@ -53,4 +54,4 @@ def _grade(task_id: str, namespace: dict):
     settings = RunSettings.resolve(config, name)
     runner = Runner()
     runner.use_namespace(namespace)
-    return grade_task(local_student(runner, settings.device), settings, task_id).result, config.language
+    return grade_task(local_student(runner, settings.device), settings, task_id).result, Say(config.language)

@@ -4,7 +4,9 @@ For each assignment of ``HELPER_MODULES`` (``autograder/course.py``):
 
 1. The course library goes into the TA's *source* folder, ``assignments/<a>/d2l_attention/``:
    copies of public modules of ``reference/`` with a "generated; do not edit" first line
-   and an ``__init__.py`` that re-exports their public names; beside it
+   and an ``__init__.py`` that re-exports their public names (attention_scoring's also gets
+   ``known_mistakes.py``, the catalogue's masked_softmax mistakes for its visible checks:
+   ``visible_mistakes.py``); beside it
    ``d2l_attention.zip``, the same package zipped, which a student uploads to Colab (the
    notebook's first cell unpacks it). Living in the source folder, the package is what
    ``nbgrader generate_assignment`` releases, what plain ``nbgrader autograde`` copies
@@ -76,7 +78,7 @@ def write_helpers(course: Course, assignment: str, modules: tuple[str, ...]) -> 
     a whole: a grading run reading it at the same time sees every module throughout."""
     package = course.helper_package(assignment)
     package.mkdir(parents=True, exist_ok=True)
-    files = helper_package(course, modules)
+    files = {**helper_package(course, modules), **generated_modules(assignment)}
     for stale in package.glob("*.py"):
         if stale.name not in files:
             stale.unlink()
@@ -99,6 +101,14 @@ def helper_package(course: Course, modules: tuple[str, ...]) -> dict[str, str]:
         exports.append((module, public_names(source)))
     files["__init__.py"] = _init_module(exports)
     return files
+
+
+def generated_modules(assignment: str) -> dict[str, str]:
+    """File name -> text of the modules the release computes for ``assignment``'s visible checks."""
+    if assignment != "attention_scoring":   # the notebook where the student writes masked_softmax
+        return {}
+    from .visible_mistakes import MODULE, known_mistakes_source  # torch and the checks: a release only
+    return {MODULE: known_mistakes_source()}
 
 
 def helper_zip(files: dict[str, str]) -> bytes:

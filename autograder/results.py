@@ -8,6 +8,7 @@ rendered in the configured language (the ``message`` fields of SPEC §3).
 """
 from __future__ import annotations
 
+import math
 from typing import Union
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,11 +28,32 @@ def text(text_id: str, **params: Param) -> Text:
     return Text(id=text_id, params=params)
 
 
+def message_text(message: str, form: str = "check.message") -> Text | str:
+    """An error's message inside a sentence: ``form`` around it (": {message}", or
+    " ({message})" with "check.aside"), or nothing at all for an empty message (``raise
+    NotImplementedError()``), so that no sentence shows a stray colon or "()"."""
+    return text(form, message=message) if message.strip() else ""
+
+
 class Heatmap(BaseModel):
     """Attention weights on a failing example, the student's beside the reference's:
     one (queries, keys) matrix each, from the example's first batch row."""
     got: list[list[float]]
     expected: list[list[float]]
+
+    def scale(self) -> tuple[float, float] | None:
+        """The one colour scale of both maps, from 0 (or below) to the largest finite weight;
+        None when there is nothing honest to draw: either is not a non-empty rectangular
+        matrix, or the finite weights span more than 1e307, near the largest float (1.8e308),
+        where a colour bar's tick arithmetic overflows (measured with matplotlib 3.11: it
+        raises at 1.8e308, warns of an overflow at 4.5e307, draws 2e307 cleanly)."""
+        if not all(rows and rows[0] and all(len(row) == len(rows[0]) for row in rows)
+                   for rows in (self.got, self.expected)):
+            return None
+        finite = [v for rows in (self.got, self.expected) for row in rows for v in row if math.isfinite(v)]
+        low = min(0.0, min(finite, default=0.0))
+        high = max(max(finite, default=1.0), low + 1e-9)
+        return (low, high) if high - low <= 1e307 else None
 
 
 class Finding(BaseModel):
@@ -63,6 +85,10 @@ class CheckResult(BaseModel):
     message: str = ""                       # the finding (or note) rendered
     finding: Finding | None = None
     note: Text | None = None                # passed with a remark
+    # Not judged: this earlier check of the task (its name) failed first, and what this one
+    # checks cannot be told apart from that failure (gradients of wrong forward values). The
+    # feedback says so instead of a verdict; ``passed`` and ``score`` still say what it scored.
+    blocked_by: str | None = None
     seconds: float = 0.0
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .checks.core import lost_reason
 from .grading import RunSettings, grade_task
-from .results import Issue, TaskResult, text
+from .results import Issue, TaskResult, message_text, text
 from .sandbox.proxy import Student, WorkerLost
 
 MAX_OWN_CRASHES = 20
@@ -91,7 +91,8 @@ class Session:
         if "error" in reply:
             error = reply["error"]
             self.warnings.append(Issue(code="cell_error", task=self._task(label), text=text(
-                "issue.cell_error", cell=label, type=str(error.get("type")), message=str(error.get("message")))))
+                "issue.cell_error", cell=label, type=str(error.get("type")),
+                message=message_text(str(error.get("message"))))))
         return True
 
     def _spent(self, own: bool, started: float) -> None:

@@ -23,10 +23,13 @@ from pydantic import ValidationError
 
 from . import solutions
 from .config import ConfigError
+from .feedback import FeedbackView, Say
+from .feedback.markdown import feedback_markdown
+from .feedback.plain import check_message
+from .feedback.view import issue_message
 from .files import clean, clean_text, csv_text
 from .ids import file_stem
 from .pages import write_student_page
-from .report import check_message, feedback_markdown, issue_message
 from .results import SubmissionResult
 
 MARKER = ".autograder-assignment"
@@ -37,6 +40,7 @@ class OutputFolder:
 
     def __init__(self, path: Path, assignment: str, language: str):
         self.path, self.assignment, self.language = path, assignment, language
+        self.say = Say(language)
         self.notes: list[str] = []
 
     def check_usable(self) -> None:
@@ -107,8 +111,9 @@ class OutputFolder:
         timings, each written atomically; returns the result as written (rendered, clean text)."""
         stem, result = file_stem(result.student_id), self.rendered(result)
         if pages:
-            self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(result, self.language)))
-            write_student_page(result, self.path / "feedback" / f"{stem}.html", self.language)
+            view = FeedbackView.of(result, self.say)
+            self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(view)))
+            write_student_page(view, self.path / "feedback" / f"{stem}.html")
         self._write(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
         solutions.save(self.path, result.student_id, result.solutions)
         data = result.model_dump(mode="json", exclude=_KEPT_APART)
@@ -135,10 +140,10 @@ class OutputFolder:
         copy = result.model_copy(deep=True)
         copy.language = self.language
         for issue in (*copy.warnings, *copy.errors):
-            issue.message = issue_message(issue, self.language)
+            issue.message = str(issue_message(issue, self.say))
         for task in copy.tasks:
             for check in task.checks:
-                check.message = check_message(check, self.language)
+                check.message = check_message(check, self.say)
         return SubmissionResult.model_validate(clean(copy.model_dump(mode="json")))
 
     def write_grades(self, results: list[SubmissionResult], task_ids: list[str],

@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from autograder.manual_points import Tasks, read_manual_points  # noqa: E402
+from autograder.feedback import FeedbackView, Say  # noqa: E402
 from autograder.pages import write_class_report, write_student_page  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
 from autograder.solutions import FOLDER as SOLUTIONS  # noqa: E402
@@ -62,7 +63,7 @@ def main() -> None:
                if args.student else samples.readable())
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        page = write_student_page(student, folder / "student.html", args.language)
+        page = write_student_page(FeedbackView.of(student, Say(args.language)), folder / "student.html")
         if (args.results / SOLUTIONS).is_dir():
             shutil.copytree(args.results / SOLUTIONS, folder / SOLUTIONS)
         entered = read_manual_points(args.results, Tasks.of_results(results)).points

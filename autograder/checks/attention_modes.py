@@ -93,7 +93,7 @@ def _judge_train(got: torch.Tensor, weights: torch.Tensor, p: float, code: str) 
     is_zero, is_scaled = dropped.abs() <= tol, (dropped - scaled).abs() <= tol
     if not (is_zero | is_scaled).all():
         raise fail(text("dropout.not_scaled", p=p), case_code=code,
-                   expected=text("dropout.zero_or_scaled", factor=f"{1 / (1 - p):.4g}"),
+                   expected=text("dropout.zero_or_scaled", factor=1 / (1 - p)),
                    got=str([round(v, 4) for v in dropped.reshape(-1)[:6].tolist()]))
     if ((row_sums - dropped.sum(-1)).abs() > tol).any():
         raise fail(text("attention.dropout_on_output"), case_code=code,

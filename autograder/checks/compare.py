@@ -1,5 +1,6 @@
 """Expected vs got, written for a student: where the largest difference is, and by how much."""
 import copy
+import math
 from collections.abc import Callable
 
 import torch
@@ -70,9 +71,15 @@ def check_tensor(got, expected: Tensor, tol: float, what: Text, case_code: CaseC
     expected_value = expected.double().cpu().reshape(-1)[worst].item()
     raise fail(text("compare.values_differ", what=what), case_code=_code(case_code),
                expected=excerpt(expected), got=excerpt(got),
-               difference=text("compare.difference", size=f"{abs(got_value - expected_value):.3g}",
-                               index=str(index), expected=f"{expected_value:.6g}",
-                               got=f"{got_value:.6g}", tol=f"{tol:.1e}"))
+               difference=text("compare.difference", size=_number(abs(got_value - expected_value)),
+                               index=str(index), expected=_number(expected_value), got=_number(got_value),
+                               tol=_number(tol)))
+
+
+def _number(value: float) -> float | str:
+    """A number for a text to write as the student's language does (its template gives the
+    digits); "nan" or "inf" as they are (a result's JSON holds no NaN)."""
+    return value if math.isfinite(value) else str(value)
 
 
 def close(a, b: Tensor, tol: float) -> bool:

@@ -20,7 +20,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import FlakyFailure
 from hypothesis.internal.escalation import InterestingOrigin
 
-from ..results import CheckResult, Finding, Text, text
+from ..results import CheckResult, Finding, Text, message_text, text
 from ..sandbox.proxy import Student, StudentError, WorkerLost
 from .older_book import mistake_of
 
@@ -131,7 +131,8 @@ def raised(error: StudentError, case_code: str | None = None) -> Finding:
     """The student's error as a finding; it names the older book's form the code came from
     when the error shows one (older_book.py)."""
     where = where_text(error.where)
-    return Finding(problem=text("check.raised", type=error.type_name, message=error.message, where=where),
+    return Finding(problem=text("check.raised", type=error.type_name, message=message_text(error.message),
+                                where=where),
                    case_code=case_code, mistake=mistake_of(error))
 
 

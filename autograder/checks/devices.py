@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 from torch.utils._pytree import tree_flatten
 
-from ..results import text
+from ..results import message_text, text
 from ..sandbox.proxy import StudentError
 from .core import fail, where_text
 from .inputs import Case
@@ -52,7 +52,8 @@ def judge(probes: list[Probe]) -> None:
         ran = True
         _judge_one(probe, expected)
     if not ran and first_error is not None:
-        raise fail(text("devices.runs_nowhere", type=first_error.type_name, message=first_error.message),
+        raise fail(text("devices.runs_nowhere", type=first_error.type_name,
+                        message=message_text(first_error.message, "check.aside")),
                    case_code=probes[0].case.code())
 
 
@@ -81,7 +82,8 @@ def _raise_for(error: StudentError, code: str):
     if DEVICE_ERROR.search(error.message):
         raise fail(text("devices.mixes", where=where), case_code=code,
                    got=f"{error.type_name}: {error.message}") from None
-    raise fail(text("devices.raises_elsewhere", type=error.type_name, message=error.message, where=where),
+    raise fail(text("devices.raises_elsewhere", type=error.type_name, message=message_text(error.message),
+                    where=where),
                case_code=code) from None
 
 

@@ -1,32 +1,35 @@
 """What the autograded notebook says to the student: the text of each test cell's output.
 
-A task's block is ``report.render_task_text``, the very text the plain nbgrader path's test
+A task's block is ``feedback.plain.task_text``, the very text the plain nbgrader path's test
 cell prints, so both paths show the same report; then the task's own errors and warnings.
 Everything is rendered in the result's language and made valid UTF-8 (a student's exception
 text may not be), as the autograder's own files are.
 """
-from ..report import issue_message, render_task_text
-from ..results import SubmissionResult, TaskResult, text
+from ..feedback import FeedbackView, Say
+from ..feedback.plain import issue_lines, task_text
+from ..results import SubmissionResult, TaskResult
 from ..store import clean_text
-from ..texts import render
+
+
+def _view(result: SubmissionResult) -> FeedbackView:
+    return FeedbackView.of(result, Say(result.language))
 
 
 def task_report(task: TaskResult, result: SubmissionResult) -> str:
     """A task's test cell output: its score and checks, then the task's own errors and warnings."""
-    lines = [render_task_text(task, result.language), *_issue_lines(result, lambda issue: issue.task == task.id)]
+    view = _view(result)
+    lines = [task_text(view.task(task.id)), *_issue_lines(view, lambda line: line.task == task.id)]
     return clean_text("\n".join(lines) + "\n")
 
 
 def notes_report(result: SubmissionResult, test_tasks: set[str]) -> str:
     """The errors and warnings that belong to no test cell, or '' when there are none."""
-    lines = _issue_lines(result, lambda issue: issue.task not in test_tasks)
+    view = _view(result)
+    lines = _issue_lines(view, lambda line: line.task not in test_tasks)
     if not lines:
         return ""
-    return clean_text("\n".join([render(text("gradebook.notes"), result.language), *lines]) + "\n")
+    return clean_text("\n".join([str(Say(result.language).text("gradebook.notes")), *lines]) + "\n")
 
 
-def _issue_lines(result: SubmissionResult, wanted) -> list[str]:
-    kinds = [("gradebook.error", issue) for issue in result.errors]
-    kinds += [("gradebook.warning", issue) for issue in result.warnings]
-    return [f"{render(text(kind), result.language)}: {issue_message(issue, result.language)}"
-            for kind, issue in kinds if wanted(issue)]
+def _issue_lines(view: FeedbackView, wanted) -> list[str]:
+    return issue_lines([line for line in (*view.errors.lines, *view.warnings.lines) if wanted(line)])

@@ -4,7 +4,7 @@ Torch-free (a test imports this package and finds no torch): everything here ren
 result model (``autograder.results``) with the text catalogue (``autograder.texts``) and
 draws with matplotlib.
 
-- ``write_student_page(result, path, language)``: ``DIR/feedback/<student_id>.html``;
+- ``write_student_page(view, path)``: ``DIR/feedback/<student_id>.html`` (from ``autograder.feedback``'s view);
 - ``write_class_report(results, folder, language, task_checks, entered)``: ``DIR/report.html``,
   ``DIR/report.md``, ``DIR/similarity.csv`` and ``DIR/unexplained.csv``.
 """

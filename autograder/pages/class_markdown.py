@@ -3,10 +3,10 @@ terminal, an e-mail or a repository. Student text is escaped (a student id can h
 backticks), and the score distribution is drawn in characters.
 """
 import math
-import re
 from statistics import mean
 
 from .. import texts
+from ..markdown import code, fenced, md
 from ..results import Finding, text
 from .class_stats import ClassStats, Rate, bin_width, by_task
 from ..similarity import FLAG
@@ -17,27 +17,6 @@ SIMILARITY_CSV, UNEXPLAINED_CSV = "similarity.csv", "unexplained.csv"
 LISTED_PAIRS = 50  # pairs of a task listed at most (similarity.csv has them all)
 
 HISTOGRAM_WIDTH = 30
-
-
-def md(value: object) -> str:
-    """Plain text that Markdown shows as it is (no emphasis, link, HTML or table cell break)."""
-    flat = " ".join(str(value).split())
-    # ( ) and ! only matter after [ ], which are escaped; a line never starts with this text.
-    return re.sub(r"([\\`*_{}\[\]<>#|~])", r"\\\1", flat)
-
-
-def code(value: object) -> str:
-    """An inline code span that holds any text (the fence outgrows the text's own backticks)."""
-    flat = " ".join(str(value).split()).replace("|", "\\|")
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
-    pad = " " if flat.startswith(("`", " ")) or flat.endswith(("`", " ")) or "`" in flat else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
-
-
-def fenced(block: str) -> list[str]:
-    """A fenced code block's lines; the fence outgrows any run of backticks in ``block``."""
-    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", block)), default=0) + 1)
-    return [fence + "text", *block.rstrip("\n").splitlines(), fence]
 
 
 def _say(text_id: str, language: str, **params) -> str:

@@ -21,10 +21,8 @@ ANNOTATE_MAX_CELLS = 48   # small enough to print every weight in its cell and s
 ANNOTATE_MAX_KEYS = 8
 
 
-def _matrix(rows) -> np.ndarray | None:
-    """A (queries, keys) float array with non-finite entries as NaN, or None if not a matrix."""
-    if not rows or not rows[0] or any(len(row) != len(rows[0]) for row in rows):
-        return None
+def _matrix(rows: tuple) -> np.ndarray:
+    """A (queries, keys) float array with non-finite entries as NaN (drawn grey)."""
     matrix = np.asarray(rows, dtype=float)  # (Q, K)
     matrix[~np.isfinite(matrix)] = np.nan
     return matrix
@@ -39,26 +37,26 @@ def _png(figure: Figure) -> bytes:
 def attention_heatmaps(heatmap: Heatmap, titles: tuple[str, str], axis_labels: tuple[str, str],
                        colour_label: str) -> tuple[bytes, bytes] | None:
     """The student's and the reference's weights as two PNGs on one colour scale (two images,
-    so a phone can stack them and a desktop put them side by side); None when either is not
-    a non-empty rectangular matrix (nothing honest to draw). ``axis_labels``: (x, y)."""
+    so a phone can stack them and a desktop put them side by side); None when there is nothing
+    honest to draw (``Heatmap.scale``: not matrices, or weights no colour scale can hold, such
+    as -1.8e308 beside 1.8e308). NaN and infinite weights are drawn grey. ``axis_labels``: (x, y)."""
+    scale = heatmap.scale()
+    if scale is None:
+        return None
+
     def frozen(rows: list[list[float]]) -> tuple:
         return tuple(tuple(row) for row in rows)
-    return _drawn(frozen(heatmap.got), frozen(heatmap.expected), titles, axis_labels, colour_label)
+    return _drawn(frozen(heatmap.got), frozen(heatmap.expected), scale, titles, axis_labels, colour_label)
 
 
 # Every student meets the same examples (SPEC §3), so students who make the same mistake get
 # the same weights: a batch draws each distinct pair once (about 0.25 s of CPU per pair).
 @functools.lru_cache(maxsize=128)
-def _drawn(got: tuple, expected: tuple, titles: tuple[str, str], axis_labels: tuple[str, str],
-           colour_label: str) -> tuple[bytes, bytes] | None:
+def _drawn(got: tuple, expected: tuple, scale: tuple[float, float], titles: tuple[str, str],
+           axis_labels: tuple[str, str], colour_label: str) -> tuple[bytes, bytes]:
     matrices = [_matrix(got), _matrix(expected)]
-    if any(m is None for m in matrices):
-        return None
-    finite = np.concatenate([m[np.isfinite(m)] for m in matrices])
-    low = min(0.0, float(finite.min())) if finite.size else 0.0
-    high = max(float(finite.max()), low + 1e-9) if finite.size else 1.0
     rows = max(m.shape[0] for m in matrices)
-    pictures = tuple(_heatmap(matrix, title, axis_labels, colour_label, (low, high), rows)
+    pictures = tuple(_heatmap(matrix, title, axis_labels, colour_label, scale, rows)
                      for matrix, title in zip(matrices, titles, strict=True))
     return pictures[0], pictures[1]
 
@@ -93,7 +91,7 @@ def _ticks(count: int) -> list[int]:
 def _annotate(ax, matrix: np.ndarray, middle: float) -> None:
     """Print each weight in its cell (white on dark cells), so small cases can be read exactly."""
     for (query, key), weight in np.ndenumerate(matrix):
-        label = "nan" if math.isnan(weight) else f"{weight:.2f}"
+        label = "nan" if math.isnan(weight) else f"{weight:.2f}" if abs(weight) < 1000 else f"{weight:.1e}"
         colour = "white" if not math.isnan(weight) and weight > middle else "black"
         ax.text(key, query, label, ha="center", va="center", fontsize=8, color=colour)
 

@@ -7,15 +7,12 @@ inside a phone's width (code wraps, images and tables scale).
 """
 import base64
 import html
-import re
 from collections.abc import Iterable
 
-from .. import texts
-from ..texts import number  # noqa: F401 - the pages format numbers through it
 from ..files import write_atomically  # noqa: F401 - the pages write through it
 from ..results import Text
+from ..texts.say import Prose, Say
 
-LATIN = re.compile("[A-Za-z]")
 POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 CSS = """
@@ -57,6 +54,7 @@ ul.passed{list-style:none;padding:0;margin:.4rem 0}
 ul.passed li{padding:.1rem 0;color:#2d5f2e}
 .ok{color:#2d7d32;font-weight:700}
 .bad{color:#c0392b;font-weight:700}
+.none{color:#777;font-weight:700}
 .note{color:#555;font-size:.92rem}
 .issues li{margin:.3rem 0}
 .explain{color:#444;font-size:.95rem}
@@ -77,30 +75,20 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def prose(said: Prose) -> str:
+    """Prose as HTML: its words escaped, its code (what the template quotes, and data such as
+    a message, a name or a shape) set as code, so the student sees what came from their code."""
+    return "".join(f"<code>{esc(part)}</code>" if is_code else esc(part) for is_code, part in said.pieces())
+
+
 def say(value: Text | str | None, language: str) -> str:
-    """A catalogue text rendered and escaped. What the template quotes in backticks, and every
-    parameter with a Latin letter in it (a message, a name, a shape: code or data, never
-    words to translate, which come as texts), is set as code: a Russian page's prose is then
-    Russian, and the student sees at a glance what came from their code."""
-    return texts.render(value, language, literal=_words, data=_data)
+    """A catalogue text in ``language``, as HTML (for the class report, which has no view)."""
+    return prose(Say(language)(value))
 
 
-def _words(words: str) -> str:
-    """A template's own words; `quoted` spans are code."""
-    return "".join(f"<code>{esc(part)}</code>" if i % 2 else esc(part)
-                   for i, part in enumerate(words.split("`")))
-
-
-def _data(value: str) -> str:
-    return f"<code>{esc(value)}</code>" if LATIN.search(value) else esc(value)
-
-
-def catalogued(text_id: str, fallback: str, language: str) -> str:
-    """The catalogue's text for ``text_id``, escaped; an id it does not hold (a result written
-    by an older grader) shows ``fallback`` as code rather than failing the page."""
-    if text_id in texts.CATALOGUE:
-        return say(Text(id=text_id), language)
-    return f"<code>{esc(fallback)}</code>"
+def number(value: float | None, language: str) -> str:
+    """A mean or a time as the class report writes it: two decimals at most."""
+    return Say(language).number(value, places=2)
 
 
 def ident(name: str) -> str:

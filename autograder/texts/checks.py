@@ -130,15 +130,18 @@ _PROBLEMS = {
         "ассистент увидит это в отчёте по группе"),
     "check.where": (" ({where})", " ({where})"),
     "check.where_line": (" (cell {cell}, line {line}: {code})", " (ячейка {cell}, строка {line}: {code})"),
-    "check.raised": ("your code raised {type}: {message}{where}",
-                     "ваш код вызвал исключение {type}: {message}{where}"),
+    "check.raised": ("your code raised {type}{message}{where}",
+                     "ваш код вызвал исключение {type}{message}{where}"),
+    "check.message": (": {message}", ": {message}"),
+    "check.aside": (" ({message})", " ({message})"),
     "compare.not_tensor": ("{what}: expected a tensor, got {kind}", "{what}: ожидался тензор, получено {kind}"),
     "compare.wrong_shape": ("{what}: wrong shape", "{what}: неверная форма"),
     "compare.values_differ": ("{what}: values differ", "{what}: значения отличаются"),
     "compare.difference": (
-        "largest difference {size} at index {index}: expected {expected}, got {got} (tolerance {tol})",
-        "наибольшее расхождение {size} в позиции {index}: ожидалось {expected}, получено {got} "
-        "(допуск {tol})"),
+        "largest difference {size:.3g} at index {index}: expected {expected:.6g}, got {got:.6g} "
+        "(tolerance {tol:.1e})",
+        "наибольшее расхождение {size:.3g} в позиции {index}: ожидалось {expected:.6g}, получено {got:.6g} "
+        "(допуск {tol:.1e})"),
     "tensor.attention_weights": ("attention weights", "веса внимания"),
     "tensor.attention_output": ("attention output", "выход внимания"),
     "tensor.stored_weights": ("attention_weights", "attention_weights"),
@@ -179,7 +182,7 @@ _PROBLEMS = {
     "dropout.not_scaled": (
         "with dropout={p} in train mode, the weights are not either 0 or scaled by 1/(1 - p) as nn.Dropout does",
         "при dropout={p} в режиме обучения веса не равны ни 0, ни весам, умноженным на 1/(1 - p), как в nn.Dropout"),
-    "dropout.zero_or_scaled": ("each weight 0 or multiplied by {factor}", "каждый вес 0 или умножен на {factor}"),
+    "dropout.zero_or_scaled": ("each weight 0 or multiplied by {factor:.4g}", "каждый вес 0 или умножен на {factor:.4g}"),
     "dropout.rate": (
         "with dropout={p} in train mode, the share of zeroed weights is far from p",
         "при dropout={p} в режиме обучения доля обнулённых весов далека от p"),
@@ -230,15 +233,15 @@ _PROBLEMS = {
         "для входов на другом устройстве (GPU) результат оказывается на CPU: он собирается в тензоре, "
         "созданном без device="),
     "devices.raises_elsewhere": (
-        "your code works on the CPU but raises {type} with its inputs on another device (a GPU): {message}{where}",
-        "ваш код работает на CPU, но вызывает исключение {type}, когда входы на другом устройстве (GPU): "
+        "your code works on the CPU but raises {type} with its inputs on another device (a GPU){message}{where}",
+        "ваш код работает на CPU, но вызывает исключение {type}, когда входы на другом устройстве (GPU)"
         "{message}{where}"),
     "devices.differs": (
         "with its inputs on another device (a GPU) your code returns something else than on the CPU",
         "когда входы на другом устройстве (GPU), ваш код возвращает не то же, что на CPU"),
     "devices.runs_nowhere": (
-        "your code raises {type} on the CPU for every input of this check ({message}), so it runs on no device",
-        "ваш код вызывает исключение {type} на CPU для всех входов этой проверки ({message}), то есть не "
+        "your code raises {type} on the CPU for every input of this check{message}, so it runs on no device",
+        "ваш код вызывает исключение {type} на CPU для всех входов этой проверки{message}, то есть не "
         "работает ни на одном устройстве"),
     "task.not_defined": ("{name} is not defined: run its cell (grade id {task}) without errors",
                          "{name} не определено: ячейка {task} должна выполняться без ошибок"),

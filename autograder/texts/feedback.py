@@ -1,18 +1,17 @@
-"""Texts: the labels of the per-student feedback and of the nbgrader test cell's output."""
+"""Texts: the labels of the per-student feedback (its page, its Markdown and the nbgrader test
+cell's output: autograder/feedback)."""
 
 TEXTS: dict[str, tuple[str, str]] = {
     "feedback.title": ("Feedback: {student} / {assignment}", "Разбор работы: {student} / {assignment}"),
     "feedback.score": ("autograded {score} / {max}", "автоматическая оценка {score} / {max}"),
     "feedback.manual_pending": ("written answers ({points} points) are graded by your TA",
                                 "письменные ответы ({points} б.) оценит ассистент"),
-    "feedback.manual_task": ("graded by your TA (/{points})", "оценит ассистент (из {points})"),
     "feedback.checked": ("checked", "проверялось"),
     "feedback.input": ("smallest failing input", "наименьший пример, на котором ошибка"),
     "feedback.expected": ("expected", "ожидалось"),
     "feedback.got": ("got", "получено"),
     "feedback.where": ("where", "подробнее"),
     "feedback.mistake": ("likely mistake", "вероятная ошибка"),
-    "feedback.same_for": ("the same for: {titles}", "то же для проверок: {titles}"),
     "feedback.warnings": ("Warnings", "Предупреждения"),
     "feedback.errors": ("Errors", "Ошибки"),
     "feedback.public_note": (
@@ -20,4 +19,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Баллы выставлены скрытыми проверками; видимые проверки в блокноте — лишь их часть."),
     "feedback.pass": ("PASS", "ЗАЧТЕНО"),
     "feedback.fail": ("FAIL", "НЕ ЗАЧТЕНО"),
+    "feedback.not_judged": ("NOT JUDGED", "НЕ ОЦЕНЕНО"),
+    "feedback.blocked_by": (
+        "not judged: {check} failed first, and this check cannot tell its own property apart from "
+        "that failure",
+        "не оценено: раньше не пройдена проверка «{check}», и эта проверка не может отличить своё "
+        "свойство от той ошибки"),
+    "feedback.not_graded": ("No check ran: the notebook could not be graded (see the errors below).",
+                            "Проверки не запускались: блокнот не удалось оценить (см. ошибки ниже)."),
 }

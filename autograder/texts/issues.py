@@ -60,7 +60,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.deleted_solution": ("the solution cell {gid!r} is missing", "ячейка решения {gid!r} отсутствует"),
     "issue.deleted_locked": ("the locked cell {gid!r} was missing; the source's version runs in its place",
                              "закрытая ячейка {gid!r} отсутствовала; вместо неё выполнена исходная версия"),
-    "issue.cell_error": ("cell {cell} raised {type}: {message}", "ячейка {cell} вызвала исключение {type}: {message}"),
+    "issue.cell_error": ("cell {cell} raised {type}{message}", "ячейка {cell} вызвала исключение {type}{message}"),
     "issue.cell_crashed": ("cell {cell}: {reason}; it was skipped and the other cells were run again",
                            "ячейка {cell}: {reason}; она пропущена, остальные ячейки выполнены заново"),
     "issue.worker_lost": ("your code could not be run to the end: {reason}",

@@ -19,6 +19,13 @@ TEXTS: dict[str, tuple[str, str]] = {
                              "Ваши веса внимания и веса эталонного решения на наименьшем примере "
                              "выше (первый пример батча). Строки — запросы, столбцы — ключи; "
                              "шкала цвета у обеих карт общая."),
+    "page.heatmap.same_above": ("The same attention weights as in the heatmaps above.",
+                                "Те же веса внимания, что на тепловых картах выше."),
+    "page.heatmap.undrawable": (
+        "These attention weights cannot be drawn: they are not a matrix of numbers that one colour "
+        "scale can show.",
+        "Эти веса внимания нельзя нарисовать: это не матрица чисел, которую можно показать одной "
+        "шкалой цвета."),
     "page.heatmap.no_mistake": ("No known mistake explains these weights.",
                                 "Ни одна из известных ошибок не объясняет эти веса."),
     # The TA's class report

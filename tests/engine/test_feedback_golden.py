@@ -9,7 +9,8 @@ import pytest
 
 from autograder.config import load_config
 from autograder.grading import RunSettings, grade_task
-from autograder.report import render_task_text
+from autograder.feedback import Say, TaskView
+from autograder.feedback.plain import task_text
 from autograder.sandbox.proxy import local_student
 from autograder.sandbox.runner import Runner
 
@@ -56,7 +57,7 @@ def test_feedback_matches_golden(bug, language):
     runner.op_exec(task_id, source)
     settings = RunSettings.resolve(load_config(), "attention_scoring", device="cpu")
     result = grade_task(local_student(runner), settings, task_id).result
-    text = render_task_text(result, language) + "\n"
+    text = task_text(TaskView.of(result, Say(language))) + "\n"
     golden = GOLDEN / f"{bug}.{language}.txt"
     if os.environ.get("UPDATE_GOLDENS"):
         golden.write_text(text, encoding="utf-8")

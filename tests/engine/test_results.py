@@ -6,8 +6,11 @@ import json
 import mistune
 import pytest
 
-from autograder.report import feedback_markdown, fence
-from autograder.results import CheckResult, Finding, Heatmap, Issue, SubmissionResult, TaskResult, text
+from autograder.feedback import FeedbackView, Say
+from autograder.feedback.markdown import feedback_markdown
+from autograder.markdown import fenced
+from autograder.results import (CheckResult, Finding, Heatmap, Issue, SubmissionResult, TaskResult, message_text,
+                                text)
 from autograder.store import OutputFolder, clean_text, file_stem
 
 SPEC_EXAMPLE = {"student_id": "s1", "assignment": "attention_scoring",
@@ -31,7 +34,7 @@ def a_result(student_id: str = "s1") -> SubmissionResult:
     return SubmissionResult(student_id=student_id, assignment="attention_scoring", score=0.25, max_score=2.75,
                             tasks=tasks, warnings=[Issue(code="cell_error", task="masked_softmax",
                                                          text=text("issue.cell_error", cell="#3", type="ValueError",
-                                                                   message="bad"))],
+                                                                   message=message_text("bad")))],
                             seed=5, fingerprint="abc", timing={"total": 1.5})
 
 
@@ -123,9 +126,9 @@ def test_long_cyrillic_id_fits_the_file_system_and_stays_whole_inside(tmp_path):
 def test_fenced_text_cannot_close_its_fence_or_forge_a_score():
     """Can an exception type name holding a code fence forge a 'score: 15 / 15' block? No."""
     forged = "Boom```\n\n**score: 15 / 15**\n\n```text"
-    block = fence(forged)
+    block = fenced(forged)
     assert block[0].startswith("````") and block[-1] == block[0][: len(block[-1])]
     result = a_result()
     result.warnings = [Issue(code="cell_error", message=forged)]
-    rendered = mistune.html(feedback_markdown(result, "en"))
+    rendered = mistune.html(feedback_markdown(FeedbackView.of(result, Say("en"))))
     assert "<strong>score: 15 / 15</strong>" not in rendered

@@ -11,7 +11,7 @@ from autograder.checks.attention import MODULES
 from autograder.checks.softmax import MISTAKES as SOFTMAX_MISTAKES
 from autograder.pages.markup import say
 from autograder.texts import CATALOGUE, LANGUAGES, fields, render
-from autograder.results import text
+from autograder.results import message_text, text
 
 PACKAGE = Path(__file__).resolve().parents[2] / "autograder"
 CYRILLIC = re.compile(r"[\u0400-\u04FF]")
@@ -43,7 +43,7 @@ def test_code_quotes_pair_up_between_fields(text_id):
 def test_a_page_sets_data_as_code_and_the_template_as_words():
     """On a page, is the student's message code, a number plain, and the template's quoted
     code code, in both languages?"""
-    raised = text("check.raised", type="RuntimeError", message="size <4> mismatch", where="")
+    raised = text("check.raised", type="RuntimeError", message=message_text("size <4> mismatch"), where="")
     assert say(raised, "ru").startswith("ваш код вызвал исключение <code>RuntimeError</code>: <code>size &lt;4&gt; mismatch</code>")
     assert say(text("feedback.score", score=3, max=6), "en") == render(text("feedback.score", score=3, max=6), "en")
     shape = say(text("what.attention.output shape"), "ru")

@@ -20,7 +20,8 @@ import reference.book
 
 from autograder.config import load_config
 from autograder.grading import RunSettings, grade_task
-from autograder.report import check_message
+from autograder.feedback import Say
+from autograder.feedback.plain import check_message
 from autograder.results import CheckResult, TaskResult
 from autograder.sandbox.proxy import local_student
 from autograder.sandbox.runner import Runner
@@ -103,7 +104,7 @@ def describe(result: TaskResult) -> str:
     """The failed checks with their messages, for an assertion's explanation."""
     lines = [f"score {result.score} / {result.max_score}"]
     for check in failed_checks(result):
-        lines += [f"FAIL {check.name}", *("    " + line for line in check_message(check, "en").splitlines())]
+        lines += [f"FAIL {check.name}", *("    " + line for line in check_message(check, Say("en")).splitlines())]
     return "\n".join(lines)
 
 

@@ -1,6 +1,7 @@
 """What a failed check tells the student beyond the verdict: heatmaps of the attention weights
 on the failing example, and the older book's forms named with the expected signature."""
-from autograder.report import check_message
+from autograder.feedback import Say
+from autograder.feedback.plain import check_message
 
 from .harness import grade
 from .report import ALL_MUTANTS
@@ -53,13 +54,13 @@ def test_older_additive_signature_names_the_expected_one():
     feedback naming this notebook's signature and the older book?"""
     result = grade(mutant("additive_attention-d2l_017_key_and_query_sizes"))
     assert result.score == 0
-    message = check_message(result.checks[0], "en")
+    message = check_message(result.checks[0], Say("en"))
     assert "AdditiveAttention(num_hiddens, dropout)" in message and "older book" in message
-    assert "старого издания книги" in check_message(result.checks[0], "ru")
+    assert "старого издания книги" in check_message(result.checks[0], Say("ru"))
 
 
 def test_lstm_decoder_for_the_gru_state_says_which_state_it_receives():
     """Does an LSTM decoder that builds (h, zeros_like(h)) hear that init_state gets (outputs, (h, c))?"""
     result = grade(mutant("lstm_attention_decoder-gru_state_with_zero_cell"))
     assert result.score == 0
-    assert all("(outputs, (h, c))" in check_message(check, "en") for check in result.checks)
+    assert all("(outputs, (h, c))" in check_message(check, Say("en")) for check in result.checks)

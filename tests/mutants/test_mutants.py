@@ -1,6 +1,7 @@
 """Mutation tests for every task: do the checks tell right from wrong?"""
 import pytest
 
+from autograder.feedback import FeedbackView, Say
 from autograder.pages.student import student_page
 from autograder.results import SubmissionResult
 from tests.pages.prose import latin_sentences
@@ -34,4 +35,4 @@ def test_russian_feedback_reads_in_russian(mutant):
     task = grade(mutant)  # graded once per run: the tests above asked for it already
     result = SubmissionResult(student_id=mutant.id, assignment=ASSIGNMENT_OF[mutant.task_id],
                               score=task.score, max_score=task.max_score, tasks=[task])
-    assert latin_sentences(student_page(result, "ru")) == []
+    assert latin_sentences(student_page(FeedbackView.of(result, Say("ru")))) == []

@@ -75,7 +75,7 @@ def test_record_stores_each_tasks_score_and_report(course):
     cells = {nbgrader(cell).get("grade_id"): cell for cell in read(autograded).cells}
     report = "".join(output.text for output in cells["masked_softmax_tests"].outputs
                      if output.output_type == "stream")
-    head = "masked_softmax: 1.25 / 3\nFAIL matches the reference\n    masked_softmax: values differ\n"
+    head = "masked_softmax: 1.25 / 3\nFAIL matches the reference (1.25 / 3)\n    masked_softmax: values differ\n"
     assert report.startswith(head)
     assert "    got: [0.73, 0.27]" in report
 

@@ -5,8 +5,10 @@ then, case by case, a solution cell as a student could write it, followed by the
 visible check cell, then the TA's solution again (so the next case starts from correct
 code). Cases: code that creates a tensor on the CPU (on each path the check promises:
 lengths or none, train or eval mode), dropout that acts in eval mode or not at all, an LSTM
-decoder that hands on a GRU-style state, and correct code that the checks must let through
-with a note (the book's in-place ``masked_softmax``, code that reads values with ``int()``).
+decoder that hands on a GRU-style state, a masked_softmax over the wrong axis (named in the
+hidden checks' words, and named as the likely cause when a correct attention class fails its
+visible check because of it), and correct code that the checks must let through with a note
+(the book's in-place ``masked_softmax``, code that reads values with ``int()``).
 """
 import shutil
 from dataclasses import dataclass
@@ -15,11 +17,16 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from autograder.results import text
+from autograder.texts import render
+
 from .cells import nbgrader, read, source_path, without_delimiters
 
 pytestmark = pytest.mark.slow
 MIXES = "mixes devices: a tensor was created on the CPU"
 LSTM_STATE = "init_state receives the LSTM encoder's (outputs, (h, c)) and must return (h, c)"
+WRONG_AXIS = [render(text("mistake.wrong_axis"), language) for language in ("en", "ru")]  # as the hidden checks say it
+SOFTMAX_FIRST = "the likely cause is your masked_softmax of task 1"
 
 
 @dataclass(frozen=True)
@@ -29,8 +36,10 @@ class Case:
     task: str
     old: str
     new: str
-    says: str          # in the visible cell's output (an error's text when ``fails``)
+    says: str | list[str]   # in the visible cell's output (an error's text when ``fails``)
     fails: bool = True
+    visible: str = ""       # whose visible cell runs after it (the task's own by default)
+    never: str = ""         # not in the output
 
 
 DROPOUT_RETURN = "        return torch.bmm(self.dropout(self.attention_weights), values)     # (B, Q, K) @ (B, K, v) -> (B, Q, v)"
@@ -47,6 +56,18 @@ CASES = {
              "    scores = X.masked_fill(~attend, torch.finfo(X.dtype).min)     # new tensor: X is left untouched\n",
              "    X.masked_fill_(~attend, -1e6)\n    scores = X\n",
              "Warning: masked_softmax wrote into its input X (the book's code does too)", fails=False),
+        Case("softmax_over_queries", "masked_softmax", "return torch.softmax(scores, dim=-1)",
+             "return torch.softmax(scores, dim=1)", WRONG_AXIS),
+        Case("correct_class_with_softmax_over_queries", "masked_softmax", "return torch.softmax(scores, dim=-1)",
+             "return torch.softmax(scores, dim=1)", [SOFTMAX_FIRST, *WRONG_AXIS], visible="dot_product_attention"),
+        Case("correct_additive_with_softmax_over_queries", "masked_softmax", "return torch.softmax(scores, dim=-1)",
+             "return torch.softmax(scores, dim=1)", [SOFTMAX_FIRST, *WRONG_AXIS], visible="additive_attention"),
+        Case("correct_class_with_softmax_stub", "masked_softmax", "    if valid_lens is None:\n",
+             "    raise NotImplementedError()\n    if valid_lens is None:\n",
+             "implement masked_softmax (task 1) first: DotProductAttention calls it", visible="dot_product_attention",
+             never=SOFTMAX_FIRST),
+        Case("class_without_sqrt", "dot_product_attention", " / math.sqrt(d)", "", "forgot 1/√d",
+             never=SOFTMAX_FIRST),
         Case("dropout_in_eval_mode", "distance_attention",
              "        return torch.bmm(self.dropout(self.attention_weights), values)  # (B, Q, v)",
              "        return torch.bmm(nn.functional.dropout(self.attention_weights, self.dropout.p), values)",
@@ -108,7 +129,7 @@ def case_notebook(released: nbformat.NotebookNode, assignment: str) -> tuple[nbf
         assert solved[case.task].count(case.old) == 1, (case.name, case.old)
         cells.append(nbformat.v4.new_code_cell(solved[case.task].replace(case.old, case.new)))
         visible_index[case.name] = len(cells)
-        cells.append(nbformat.v4.new_code_cell(by_id[f"{case.task}_visible"].source))
+        cells.append(nbformat.v4.new_code_cell(by_id[f"{case.visible or case.task}_visible"].source))
         cells.append(nbformat.v4.new_code_cell(solved[case.task]))
     return nbformat.v4.new_notebook(cells=cells, metadata=released.metadata), visible_index
 
@@ -141,8 +162,11 @@ def _texts(cell) -> tuple[str | None, str]:
 def test_visible_check_says_what_it_saw(kernel_env, visible_outputs, assignment, case):
     """Does the task's visible check fail with its message on the bug, or pass with its note?"""
     error, printed = visible_outputs(assignment)[case.name]
+    says = [case.says] if isinstance(case.says, str) else case.says
     if case.fails:
-        assert error is not None and error.startswith("AssertionError") and case.says in error, (error, printed)
+        assert error is not None and error.startswith("AssertionError"), (error, printed)
+        assert all(part in error for part in says), (error, printed)
     else:
         assert error is None, error
-        assert case.says in printed and "passed" in printed, printed
+        assert all(part in printed for part in says) and "passed" in printed, printed
+    assert not case.never or case.never not in (error or "") + printed

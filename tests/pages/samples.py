@@ -4,7 +4,7 @@ that tries to break out of the page (markup, backticks, a script)."""
 import numpy as np
 
 from autograder.results import (CheckResult, Finding, Heatmap, Issue, SubmissionResult,
-                                TaskResult, text)
+                                TaskResult, message_text, text)
 
 HOSTILE = "<script>document.title='pwned'</script> ``` | **bold** <img src=x onerror=alert(1)>"
 
@@ -74,7 +74,7 @@ def submission(student: str = "s1", *, sqrt_bug: bool = True, softmax_untouched:
                   detail=f"# cell 7\nimport os\nos._exit(0)  # {HOSTILE}\n\nTraceback: WorkerLost")
     errors = [crash] if crashed else []
     warnings = [Issue(code="cell_error", task=None,
-                      text=text("issue.cell_error", cell=3, type="ValueError", message=HOSTILE))]
+                      text=text("issue.cell_error", cell=3, type="ValueError", message=message_text(HOSTILE)))]
     return SubmissionResult(student_id=student, assignment="attention_scoring", score=score, max_score=6.0,
                             tasks=task_results, warnings=warnings, errors=errors,
                             timing={"read": 0.25, "cells": 1.5, "total": seconds, "worker_requests": 740,

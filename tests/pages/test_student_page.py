@@ -3,10 +3,11 @@ import re
 
 import pytest
 
+from autograder.feedback import FeedbackView, Say
 from autograder.pages import write_student_page
 from autograder.pages.figures import attention_heatmaps
 from autograder.pages.markup import say
-from autograder.pages.student import student_page
+from autograder.pages.student import student_page as page_of
 from autograder.results import Heatmap, Issue, SubmissionResult, text
 from autograder.texts import render
 
@@ -17,11 +18,19 @@ from .browser import PHONE_WIDTH
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+def view(result: SubmissionResult, language: str) -> FeedbackView:
+    return FeedbackView.of(result, Say(language))
+
+
+def student_page(result: SubmissionResult, language: str) -> str:
+    return page_of(view(result, language))
+
+
 @pytest.mark.parametrize("language", ["en", "ru"])
 def test_page_renders_cleanly_on_a_phone(browser, tmp_path, language):
     """Does Chromium show the page with no console error, both heatmaps decoded, no fetch
     beyond the file itself, and nothing wider than a 400 px phone?"""
-    page = write_student_page(samples.submission(), tmp_path / "feedback" / "s1.html", language)
+    page = write_student_page(view(samples.submission(), language), tmp_path / "feedback" / "s1.html")
     screenshot = tmp_path / f"s1.{language}.png"
     shown = browser.render(page, screenshot)
     assert shown.console == []
@@ -36,7 +45,7 @@ def test_student_text_is_shown_and_never_run(browser, tmp_path):
     """Does a `<script>` or `<img onerror>` in a student's error message appear as text,
     without running or adding an element?"""
     result = samples.submission()
-    page = write_student_page(result, tmp_path / "s1.html", "en")
+    page = write_student_page(view(result, "en"), tmp_path / "s1.html")
     shown = browser.render(page, tmp_path / "s1.png")
     assert shown.scripts == 0
     assert shown.title == render(text("feedback.title", student="s1", assignment=result.assignment), "en")
@@ -109,7 +118,7 @@ def test_unreadable_submission_gets_a_page():
 def test_russian_page_reads_in_russian(browser, tmp_path):
     """Outside code, does the Russian page have no run of three Latin-script words (an
     English sentence left untranslated)?"""
-    shown = browser.render(write_student_page(samples.readable(), tmp_path / "s1.html", "ru"), tmp_path / "s1.png")
+    shown = browser.render(write_student_page(view(samples.readable(), "ru"), tmp_path / "s1.html"), tmp_path / "s1.png")
     english = LATIN_SENTENCE.findall(shown.prose)
     assert english == []
     assert "веса внимания" in shown.prose
@@ -122,11 +131,32 @@ def test_heatmaps_of_different_shapes_are_both_drawn():
     assert pictures is not None and all(png.startswith(PNG) for png in pictures)
 
 
-def test_weights_that_are_not_numbers_are_drawn():
-    """Are NaN and infinite weights drawn (grey), not a crash?"""
-    heatmap = Heatmap(got=[[float("nan"), float("inf")], [0.5, 0.5]], expected=[[1.0, 0.0], [0.5, 0.5]])
+BIG = 1.7976931348623157e308  # the largest float
+EXTREMES = {  # weights a student's code can return (a check records them as they are)
+    "nan and inf": ([[float("nan"), float("inf")], [0.5, 0.5]], True),
+    "all nan": ([[float("nan")] * 2] * 2, True),
+    "minus inf": ([[-float("inf"), 1.0]], True),
+    "largest float": ([[BIG, 0.5]], False),
+    "minus the largest float": ([[-BIG, 0.5]], False),
+    "both largest floats": ([[BIG, -BIG]], False),
+    "within 1e307": ([[5e306, -5e306]], True),
+    "a quarter of the largest float": ([[BIG / 4, 0.0]], False),
+    "huge": ([[1e300, -1e300]], True),
+    "tiny": ([[5e-324, -5e-324]], True),
+    "large value among nan": ([[BIG, float("nan")]], False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+def test_any_weights_are_drawn_or_skipped_never_raise(name):
+    """Are any weights, finite or not, drawn (NaN and inf grey), or skipped when no colour scale
+    can hold them (±1.8e308: matplotlib's scale overflows), instead of raising while the page
+    is written?"""
+    got, drawable = EXTREMES[name]
+    heatmap = Heatmap(got=got, expected=[[1.0, 0.0]])
     pictures = attention_heatmaps(heatmap, ("yours", "reference"), ("keys", "queries"), "weights")
-    assert pictures is not None and all(png.startswith(PNG) for png in pictures)
+    assert (pictures is not None) == drawable == (heatmap.scale() is not None)
+    assert pictures is None or all(png.startswith(PNG) for png in pictures)
 
 
 @pytest.mark.parametrize("got", [[], [[]], [[0.5, 0.5], [1.0]]], ids=["empty", "no keys", "ragged"])

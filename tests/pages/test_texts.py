@@ -10,6 +10,7 @@ import pytest
 from autograder.texts import CATALOGUE, LANGUAGES, fields, pages, terms
 
 PAGES = Path(__file__).resolve().parents[2] / "autograder" / "pages"
+WRITERS = [*PAGES.glob("*.py"), *(PAGES.parent / "feedback").glob("*.py")]  # the pages and the feedback view
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
 # Said awkwardly before (issue 13), and what the glossary says instead.
@@ -26,10 +27,10 @@ SAME_IN_BOTH = {"term.dropout"}
 
 
 def ids_used_by_pages() -> set[str]:
-    """Every catalogue id written as a literal in autograder/pages (prefixes ``title.`` and
-    ``mistake.`` are built from data and fall back to the raw name)."""
+    """Every catalogue id written as a literal in autograder/pages and autograder/feedback
+    (prefixes ``title.`` and ``mistake.`` are built from data and fall back to the raw name)."""
     used = set()
-    for module in PAGES.glob("*.py"):
+    for module in WRITERS:
         used |= set(re.findall(r"""["']((?:page|feedback|term|issue)\.[\w.]+)["']""", module.read_text()))
     return used
 
@@ -66,8 +67,8 @@ def test_catalogue_avoids_awkward_russian(awkward):
 
 
 def test_pages_choose_no_language_inline():
-    """Is the language chosen only in the catalogue (no `language == "ru"` in the pages)?"""
-    for module in PAGES.glob("*.py"):
+    """Is the language chosen only in the catalogue (no `language == "ru"` in the pages or the view)?"""
+    for module in WRITERS:
         assert not re.search(r"""language\s*[!=]=|["'](en|ru)["']""", module.read_text()), module.name
     assert LANGUAGES == ("en", "ru")
 
