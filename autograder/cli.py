@@ -46,12 +46,16 @@ def grade(
                                                         "(default: the cluster running on this machine)")] = None,
 ) -> None:
     """Grade every submission found under PATHS and write the results to OUTPUT."""
+    from .early import launch_early  # first, before the heavy imports below: its zygotes start meanwhile
+    early = launch_early(paths, assignment, jobs, config, device, student or []) if executor == "local" else None
     from .config import ConfigError
     from .run import Options, prepare
     options = Options(paths, assignment, output, jobs, seed, force, config, device, student or [], executor, address)
     try:
-        run = prepare(options)
+        run = prepare(options, early=early)
     except ConfigError as error:
+        if early is not None:
+            early.close()
         _usage_error(error)
     started = time.monotonic()
     try:

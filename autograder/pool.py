@@ -19,11 +19,15 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
 from .pipeline import Batch, empty_result, grade_submission
 from .results import Issue, SubmissionResult, text
 from .sandbox import set_up_torch
 from .submissions import Submission
+
+if TYPE_CHECKING:
+    from .early import EarlySlots
 
 ATTEMPTS = 3
 POLL_S = 0.2  # how often the grader looks for a stop signal while it waits for results
@@ -49,26 +53,38 @@ Progress = Callable[[int, str, str], None]  # (slot, student id, phase): what ea
 
 
 def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
-              on_result: Callable[[Submission, SubmissionResult], None], on_progress: Progress | None = None) -> None:
+              on_result: Callable[[Submission, SubmissionResult], None], on_progress: Progress | None = None,
+              early: "EarlySlots | None" = None) -> None:
     """Grade every submission with ``jobs`` processes; ``on_result`` (and ``on_progress``, as
-    each slot moves from phase to phase) runs here, in this process. Raises ``Stopped`` on
-    SIGINT/SIGTERM, after ending them."""
+    each slot moves from phase to phase) runs here, in this process. The first pool's
+    processes adopt the ``early`` slots (launched before this process's imports); what is
+    left of them is closed when that pool ends. Raises ``Stopped`` on SIGINT/SIGTERM, after
+    ending them."""
     attempts: Counter = Counter()
     pending = list(submissions)
     with StopSignals() as stop:
-        while pending:
-            if stop.signum is not None:  # noted while the last pool's results were written
-                raise Stopped(stop.signum)
-            pending = _one_pool(batch, pending, jobs, attempts, on_result, stop, on_progress)
+        try:
+            while pending:
+                if stop.signum is not None:  # noted while the last pool's results were written
+                    raise Stopped(stop.signum)
+                pending = _one_pool(batch, pending, jobs, attempts, on_result, stop, on_progress, early)
+                early = _closed(early)  # a pool started after a break starts slots of its own
+        finally:
+            _closed(early)
+
+
+def _closed(early: "EarlySlots | None") -> None:
+    if early is not None:
+        early.close()
 
 
 def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals",
-              on_progress: Progress | None) -> list[Submission]:
+              on_progress: Progress | None, early: "EarlySlots | None") -> list[Submission]:
     """Run ``pending`` in one pool until it is done or breaks; returns what must run again."""
     retry: list[Submission] = []
     context = _context(batch)
     events = context.SimpleQueue() if on_progress is not None else None
-    pool = _new_pool(batch, max(1, min(jobs, len(pending))), context, events)
+    pool = _new_pool(batch, max(1, min(jobs, len(pending))), context, events, early)
     try:
         futures = {pool.submit(_grade_in_slot, s): s for s in pending}
         while futures:
@@ -106,12 +122,13 @@ def _context(batch: Batch):
     return multiprocessing.get_context("fork" if batch.settings.device == "cpu" else "spawn")
 
 
-def _new_pool(batch: Batch, workers: int, context=None, events=None) -> ProcessPoolExecutor:
-    """``workers`` grading processes, each starting its sandbox slot; ``events`` (a queue of the
-    same context) hears their progress."""
+def _new_pool(batch: Batch, workers: int, context=None, events=None, early=None) -> ProcessPoolExecutor:
+    """``workers`` grading processes, each starting its sandbox slot (or adopting the ``early``
+    one of its number); ``events`` (a queue of the same context) hears their progress."""
     context = context or _context(batch)
+    launched = early.sandboxes if early is not None else []  # inherited by the fork, never pickled
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_slot,
-                               initargs=(batch, context.Value("i", 0), os.getpid(), events))
+                               initargs=(batch, context.Value("i", 0), os.getpid(), events, launched))
 
 
 class Slots:
@@ -184,7 +201,7 @@ class StopSignals:
 _SLOT: dict = {}  # in each grading process: its batch and its sandbox
 
 
-def _start_slot(batch: Batch, counter, parent: int, events) -> None:
+def _start_slot(batch: Batch, counter, parent: int, events, launched: list) -> None:
     """Runs once in each grading process: dies with the grader, ignores the terminal's
     Ctrl-C (the grader stops it), one torch thread, one sandbox slot of its own number, on
     one CPU (``_pin``).
@@ -199,8 +216,12 @@ def _start_slot(batch: Batch, counter, parent: int, events) -> None:
     from .sandbox.sandbox import Sandbox  # noqa: PLC0415 - only grading processes need it
     with counter.get_lock():
         slot, counter.value = counter.value, counter.value + 1
-    _pin(slot)
+    cpus = _pin(slot)
     _SLOT["batch"], _SLOT["slot"], _SLOT["events"] = batch, slot, events
+    if slot < len(launched):  # launched by the grader before its imports: only the wait is left
+        _SLOT["sandbox"] = launched[slot]
+        _SLOT["sandbox"].adopt(cpus)
+        return
     if batch.settings.device == "cuda":  # before the sandbox: CUDA's lazily made /dev nodes exist then
         import torch
         torch.cuda.init()
@@ -208,14 +229,16 @@ def _start_slot(batch: Batch, counter, parent: int, events) -> None:
     _SLOT["sandbox"].start()
 
 
-def _pin(slot: int) -> None:
+def _pin(slot: int) -> set[int]:
     """Keep the grading process, and the sandbox it starts (zygote and workers inherit it), on
     one CPU of those allowed, slot by slot. The grading process and its worker take turns,
     never run at once: on one CPU each request reaches a worker that runs at once, where
     otherwise the worker may wake on a CPU busy with another slot's pair and wait for its
     turn (about 10% of the grading time on two cores, benchmarks/grading_throughput.py)."""
     cpus = sorted(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cpus[slot % len(cpus)]})
+    mine = {cpus[slot % len(cpus)]}
+    os.sched_setaffinity(0, mine)
+    return mine
 
 
 def _grade_in_slot(submission: Submission) -> SubmissionResult:

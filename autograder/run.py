@@ -18,6 +18,7 @@ from .course import COURSE, Course
 from .gradebook import CourseError, RecordError, course_root, entered_points, remember_course
 
 if TYPE_CHECKING:
+    from .early import EarlySlots
     from .gradebook import NbgraderCourse
 from .grading import RunSettings
 from .manual_points import ManualPoints, Tasks, read_manual_points
@@ -63,6 +64,7 @@ class GradeRun:
     report: Path | None = None
     report_failed: bool = False
     executor: str = "local"
+    early: "EarlySlots | None" = None     # slots launched before the imports, for the local pool
     manual: ManualPoints | None = None          # DIR/manual_points.csv, read before grading
     totals: list[Total] = field(default_factory=list)   # this run's results with their written answers
 
@@ -75,10 +77,16 @@ class GradeRun:
             self.results[submission.student_id] = result
             on_done(result, False)
         try:
-            if pending:
-                self._grade_all()(self.batch, pending, self.jobs, deliver, on_progress)
+            if pending and self.executor == "local":
+                grade_all(self.batch, pending, self.jobs, deliver, on_progress, self.early)
+            elif pending:
+                from .ray_pool import grade_all as on_cluster
+                on_cluster(self.batch, pending, self.jobs, deliver, on_progress)
         except Stopped as stop:
             self.stopped_by = stop.signum
+        finally:
+            if self.early is not None:  # nothing to grade, or on a cluster: unused
+                self.early.close()
         self._write_summaries()
         if self.stopped_by is not None:
             return 128 + self.stopped_by
@@ -165,12 +173,6 @@ class GradeRun:
             return False
         return True
 
-    def _grade_all(self):
-        if self.executor == "ray":
-            from .ray_pool import grade_all as on_cluster
-            return on_cluster
-        return grade_all
-
     @property
     def failed(self) -> list[str]:
         """Students on whom the grader itself failed (their results say so)."""
@@ -195,8 +197,9 @@ class GradeRun:
         return stored if stored.fingerprint == self.batch.fingerprint(data) else None
 
 
-def prepare(options: Options, course: Course = COURSE) -> GradeRun:
-    """Every check that can fail before grading starts; ``ConfigError`` says what to fix."""
+def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None" = None) -> GradeRun:
+    """Every check that can fail before grading starts; ``ConfigError`` says what to fix.
+    ``early``: slots launched before the imports (``early.launch_early``), kept if they fit."""
     set_up_torch()
     os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)
     config_path = options.config or course.config_path
@@ -230,8 +233,11 @@ def prepare(options: Options, course: Course = COURSE) -> GradeRun:
     if nbgrader is not None:
         remember_course(folder.path, nbgrader.root)
     batch = Batch(settings, config, config_bytes, course, options.force)
+    if early is not None and not early.fits(config.sandbox.limits(), batch.helpers, settings.device):
+        early.close()
+        early = None
     return GradeRun(batch, folder, found.submissions, jobs, nbgrader, selected, found.not_graded,
-                    executor=options.executor, manual=manual)
+                    executor=options.executor, manual=manual, early=early)
 
 
 def check_executor(options: Options) -> None:

@@ -56,13 +56,16 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import cgroups, uids
 from .confine import COURSE_INSIDE, Plan, bwrap_command, first_child, gpu_nodes, wait_until_dead
 from .errors import SandboxError, SandboxUnavailable, ZygoteGone
 from .limits import Limits, rlimits
 from .preflight import NO_CGROUP, NO_NAMESPACES, NOT_ROOT, check_available, gpu_slots, warn_once
-from .worker import Submission, Worker
+
+if TYPE_CHECKING:
+    from .worker import Submission, Worker
 
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxUnavailable", "check_available", "gpu_slots"]
 
@@ -87,9 +90,10 @@ class Sandbox:
         self._process: subprocess.Popen | None = None
         self._init: int | None = None  # PID 1 of the slot's namespace, as the host sees it
         self._control: socket.socket | None = None
-        self._worker: Worker | None = None
-        self._submission: Submission | None = None
+        self._worker: "Worker | None" = None
+        self._submission: "Submission | None" = None
         self._finalizer: multiprocessing.util.Finalize | None = None
+        self._stderr = None  # the zygote's stderr until it has started: what a failed start said
 
     def __enter__(self) -> "Sandbox":
         self.start()
@@ -105,6 +109,13 @@ class Sandbox:
 
     def start(self) -> None:
         """Launch bubblewrap and the zygote; return once it has imported torch."""
+        self.launch()
+        self.await_start()
+
+    def launch(self) -> None:
+        """Lease the slot and launch bubblewrap with the zygote, without waiting for it: a
+        grader launches its slots before its own imports, and the grading process each slot
+        is forked into ``adopt``s it and waits there (``await_start``)."""
         if self._process is not None:
             return
         problem = check_available() if self.starts == 0 else None
@@ -115,18 +126,51 @@ class Sandbox:
         if leased_now:
             self._lease_resources()
         try:
-            self._launch()
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept until await_start reads it
+            self._control, self.starts = self._popen(self._stderr), self.starts + 1
         except BaseException:
-            if leased_now:  # a slot that never ran keeps nothing: uid, cgroups
-                self.close()
+            self._closed_after_failure(leased_now)
             raise
 
-    def spawn(self, deadline: float | None = None) -> Worker:
+    def await_start(self) -> None:
+        """Wait until the launched zygote has imported torch (``SandboxError`` if it died)."""
+        if self._init is not None:
+            return
+        try:
+            self._receive(START_TIMEOUT_S)
+            # bubblewrap exits as soon as the zygote does, leaving PID 1 of the namespace
+            # to die after it: note that PID now, to wait for it in _stop()
+            self._init = first_child(self._process.pid)
+        except ZygoteGone:
+            self._stop()
+            self._stderr.seek(0)
+            tail = self._stderr.read()[-2000:].decode(errors="replace").strip()
+            self._closed_after_failure(self.starts == 1)
+            raise SandboxError(f"the sandbox did not start: {tail or 'no message'}") from None
+        finally:
+            if self._init is not None or self._process is None:
+                self._stderr.close()
+
+    def adopt(self, cpus: set[int]) -> None:
+        """In the grading process forked after ``launch``: the slot is this process's now. It is
+        closed when this process exits (multiprocessing forgets a parent's finalizers in a
+        child), and its zygote (and so every worker) runs on ``cpus``, as this process does."""
+        self._finalizer = multiprocessing.util.Finalize(None, self.close, exitpriority=10)
+        self.await_start()
+        for task in Path(f"/proc/{self.zygote_pid}/task").iterdir():
+            os.sched_setaffinity(int(task.name), cpus)
+
+    def _closed_after_failure(self, leased_now: bool) -> None:
+        if leased_now:  # a slot that never ran keeps nothing: uid, cgroups
+            self.close()
+
+    def spawn(self, deadline: float | None = None) -> "Worker":
         """A fresh worker for one submission. ``deadline`` (``time.monotonic()`` seconds)
         bounds the whole submission: pass the same one for every worker it needs, and its
         printed output is capped across them too."""
         if self._worker is not None:
             self._worker.close()
+        from .worker import Submission  # the grader's side of the wire imports torch: not before a spawn
         if deadline is None:
             deadline = time.monotonic() + self.limits.submission_timeout_s
         if self._submission is None or self._submission.deadline != deadline:
@@ -143,6 +187,8 @@ class Sandbox:
         if self._worker is not None:
             self._worker.close()
         self._stop()
+        if self._stderr is not None:
+            self._stderr.close()
         self.groups.remove()
         self.groups = cgroups.NoGroups()
         if self._lease is not None:
@@ -219,20 +265,6 @@ class Sandbox:
                     tmp_mb=self.limits.tmp_mb, tmp_files=self.limits.tmp_files, tmp_mount=tmp_mount,
                     gpu=gpu, zygote_args=json.dumps(zygote_args))
 
-    def _launch(self) -> None:
-        with tempfile.TemporaryFile() as stderr:
-            self._control, self.starts = self._popen(stderr), self.starts + 1
-            try:
-                self._receive(START_TIMEOUT_S)
-                # bubblewrap exits as soon as the zygote does, leaving PID 1 of the namespace
-                # to die after it: note that PID now, to wait for it in _stop()
-                self._init = first_child(self._process.pid)
-            except ZygoteGone:
-                self._stop()
-                stderr.seek(0)
-                tail = stderr.read()[-2000:].decode(errors="replace").strip()
-                raise SandboxError(f"the sandbox did not start: {tail or 'no message'}") from None
-
     def _popen(self, stderr) -> socket.socket:
         """Start bubblewrap with the zygote; returns our end of its control socket."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -255,7 +287,8 @@ class Sandbox:
                 os.close(fd)
         return ours
 
-    def _spawn_once(self) -> Worker:
+    def _spawn_once(self) -> "Worker":
+        from .worker import Worker
         grader_end, worker_end = socket.socketpair()
         with worker_end:
             try:
