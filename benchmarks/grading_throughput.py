@@ -1,7 +1,11 @@
 """Seconds per submission: `autograder grade` vs real `nbgrader autograde`, same verdicts?
 
-Generates COUNT submissions (half per assignment, cycling through correct, buggy and
-untouched notebooks from examples/ and student_template/), grades them both ways, prints
+Generates COUNT submissions, half per assignment, as varied as a class (``--mix class``, the
+default: each notebook holds another variant of the mutation suite, correct or with its own
+bug, in its task's cell, the TA's solutions in the others, spread over every task; so each
+failure is a new one, paying hypothesis's full search and shrinking) or cycling through the
+four bundled notebooks (``--mix examples``: after the first few, every student replays a
+recorded run). It grades them both ways, prints
 per assignment the seconds per submission, the ratio, where the autograder's time went
 (from its timing files: worker start and cells, each check family, the rest), and every
 task whose score differs between the two paths. nbgrader grades a temporary nbgrader course
@@ -10,9 +14,10 @@ grades a copy of its submitted/ folder outside the course, so that the time is g
 alone (recording into a gradebook is nbgrader's own code: about 1 s per submission, see
 README). Not a test: run it by hand on an idle machine.
 
-    .venv/bin/python benchmarks/grading_throughput.py [COUNT] [--jobs N]
+    .venv/bin/python benchmarks/grading_throughput.py [COUNT] [--jobs N] [--mix class|examples]
 """
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -33,22 +38,41 @@ c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
 """
 
 
-def variants(assignment: str) -> list[Path]:
-    examples = sorted((REPO / "examples" / assignment).glob("*.ipynb"))
-    return [p for p in examples if p.stem != "hostile"] + [
+def examples(assignment: str, into: Path) -> list[Path]:
+    found = sorted((REPO / "examples" / assignment).glob("*.ipynb"))
+    return [p for p in found if p.stem != "hostile"] + [
         REPO / "student_template" / assignment / f"{assignment}.ipynb"]
 
 
-def lay_out(root: Path, count: int) -> dict[str, list[str]]:
+def class_of_variants(assignment: str, into: Path) -> list[Path]:
+    """One notebook per mutation-suite variant of the assignment (the hostile, sandbox-only
+    ones left out: a class is not a red team), in an order that takes each task in turn."""
+    sys.path.insert(0, str(REPO))
+    from tests.mutants.harness import ASSIGNMENT_OF
+    from tests.mutants.report import ALL_MUTANTS
+    from tests.mutants.test_sandboxed import submission
+    mine = [m for m in ALL_MUTANTS if ASSIGNMENT_OF[m.task_id] == assignment and not m.sandbox_only]
+    by_task: dict[str, list] = {}
+    for mutant in mine:
+        by_task.setdefault(mutant.task_id, []).append(mutant)
+    ordered = [m for round_ in itertools.zip_longest(*by_task.values()) for m in round_ if m is not None]
+    return [submission(mutant, into) for mutant in ordered]
+
+
+MIXES = {"class": class_of_variants, "examples": examples}
+
+
+def lay_out(root: Path, count: int, mix: str) -> dict[str, list[str]]:
     """submitted/<student>/<assignment>/<assignment>.ipynb, the notebook alone."""
     students: dict[str, list[str]] = {}
+    options = {a: MIXES[mix](a, root / "variants") for a in ("attention_scoring", "bahdanau")}
     for i in range(count):
         assignment = ("attention_scoring", "bahdanau")[i % 2]
-        options = variants(assignment)
         student = f"s{i:03d}"
         folder = root / "submitted" / student / assignment
         folder.mkdir(parents=True)
-        shutil.copy(options[(i // 2) % len(options)], folder / f"{assignment}.ipynb")
+        chosen = options[assignment]
+        shutil.copy(chosen[(i // 2) % len(chosen)], folder / f"{assignment}.ipynb")
         students.setdefault(assignment, []).append(student)
     return students
 
@@ -100,11 +124,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("count", type=int, nargs="?", default=100)
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--mix", choices=sorted(MIXES), default="class")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="throughput-"))
     (root / "nbgrader_config.py").write_text(COURSE_CONFIG.format(repo=str(REPO), root=str(root)))
     shutil.copytree(REPO / "assignments", root / "source")
-    students = lay_out(root, args.count)
+    students = lay_out(root, args.count, args.mix)
     shutil.copytree(root / "submitted", root / "plain" / "submitted")
     ours, theirs, differ = {}, {}, []
     for assignment, names in students.items():
