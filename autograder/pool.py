@@ -12,6 +12,7 @@ again, at most ``ATTEMPTS`` times. Every grading process dies with this one
 (``PR_SET_PDEATHSIG``), and its sandbox slot with it (bubblewrap's ``--die-with-parent``).
 """
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -217,6 +218,11 @@ def _start_slot(batch: Batch, counter, parent: int, events, launched: list) -> N
     with counter.get_lock():
         slot, counter.value = counter.value, counter.value + 1
     cpus = _pin(slot)
+    # Everything inherited from the grader (torch, hypothesis, the checks, the pages: a quarter
+    # of a million objects) stays for good: kept out of this process's garbage collections,
+    # which hypothesis's many small objects set off and which would walk them all each time
+    # (a cold notebook's checks 5.5 -> 3.8 s, a replayed one's 1.0 -> 0.86 s).
+    gc.freeze()
     _SLOT["batch"], _SLOT["slot"], _SLOT["events"] = batch, slot, events
     if slot < len(launched):  # launched by the grader before its imports: only the wait is left
         _SLOT["sandbox"] = launched[slot]

@@ -42,26 +42,18 @@ CARRIED = {  # distribution -> why it travels
     "hypothesis": "the checks (binary)", "copydetect": "the class report's similar solutions",
     "sortedcontainers": "hypothesis", "attrs": "hypothesis, jsonschema", "tqdm": "the course helpers",
     # notebooks: nbformat and its schema validation
-    "nbformat": "reads notebooks", "fastjsonschema": "nbformat", "jsonschema": "nbformat",
+    "nbformat": "reads notebooks", "ijson": "reading.py streams a notebook's JSON (binary)",
+    "fastjsonschema": "nbformat", "jsonschema": "nbformat",
     "jsonschema-specifications": "jsonschema", "referencing": "jsonschema",
-    "rpds-py": "referencing (binary)", "traitlets": "nbformat", "jupyter_core": "nbformat",
-    "platformdirs": "jupyter_core",
+    "rpds-py": "referencing (binary)", "traitlets": "nbformat",
     # jsonschema's format checkers: imported when present, as they are here
     "arrow": "jsonschema formats", "fqdn": "jsonschema formats", "isoduration": "jsonschema formats",
     "jsonpointer": "jsonschema formats", "rfc3339-validator": "jsonschema formats",
     "rfc3986-validator": "jsonschema formats", "uri-template": "jsonschema formats",
     "webcolors": "jsonschema formats",  # (not rfc3987-syntax: autograder/__init__.py refuses it)
-    # `from nbgrader.utils import compute_checksum` (assemble.py) imports nbgrader's server
-    # extensions, hence Jupyter's server stack
-    "nbgrader": "assemble.py's checksum", "jupyter_server": "nbgrader", "jupyter_client": "nbgrader",
-    "nbconvert": "nbgrader", "nbclient": "nbgrader", "notebook": "nbgrader", "tornado": "nbgrader",
-    "pyzmq": "jupyter_client (binary)", "SQLAlchemy": "nbgrader's gradebook (binary)",
-    "RapidFuzz": "nbgrader (binary)",
-    "prometheus_client": "jupyter_server", "requests": "nbgrader", "urllib3": "requests",
-    "idna": "requests", "certifi": "requests", "charset-normalizer": "requests",
-    "beautifulsoup4": "nbconvert", "soupsieve": "beautifulsoup4", "bleach": "nbconvert",
-    "webencodings": "bleach", "tinycss2": "bleach", "defusedxml": "nbconvert", "mistune": "nbconvert",
-    "pandocfilters": "nbconvert", "jupyterlab_pygments": "nbconvert", "setuptools": "nbgrader.utils",
+    "idna": "jsonschema formats",
+    # (nbgrader's stack no longer travels: assemble.py computes nbgrader's checksum itself)
+    "setuptools": "its distutils .pth file, loaded at every start-up",
     # the CUDA tests
     "pytest": "pytest -m cuda", "pluggy": "pytest", "iniconfig": "pytest", "packaging": "pytest",
     "pytest-timeout": "the CUDA tests' time limits",
