@@ -38,7 +38,7 @@ class Slots:
             done.set_result(grade_submission(None, self.batch, submission))
             return done
         actor = self._free()
-        future = actor.grade.remote(submission.student_id, submission.path.name, data).future()
+        future = actor.grade.remote(submission, data).future()
         future.add_done_callback(lambda finished: self._back(actor, finished))
         return future
 

@@ -91,9 +91,10 @@ class GradingLoop:
                 return
             try:
                 future = self.slots.submit(Submission(row.student_id, self.uploads.path(row.id)))
-            except BaseException:
-                self.queue.put_back(row.id, row.attempts)
-                raise
+            except Exception as error:  # noqa: BLE001 - counted as a lost slot: queued again, then failed
+                log.exception("handing %s to a grading slot failed", row.id)
+                self._lost(row, error)
+                continue
             future.add_done_callback(lambda _: self._wake.set())
             self.in_flight[future] = (row, time.monotonic())
 

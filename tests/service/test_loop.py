@@ -1,0 +1,53 @@
+"""The grading loop when its executor fails to take a submission (a Ray slot's call refused,
+a cluster gone): the submission is tried again, then given the grader's failure; it never
+stays "grading" for good, and the loop goes on with the next one."""
+import time
+from concurrent.futures import Future
+
+from autograder.config import load_config
+from autograder.grading import RunSettings
+from autograder.pipeline import Batch
+from autograder.pool import ATTEMPTS
+from autograder.service.intake import Uploads
+from autograder.service.loop import GradingLoop
+from autograder.service.outputs import Outputs
+from autograder.service.queue import Queue
+from autograder.store import OutputFolder
+
+
+class RefusingSlots:
+    """An executor whose hand-off raises, as Ray's does for a call it cannot make."""
+    size = 1
+
+    def __init__(self):
+        self.calls = 0
+
+    def start(self) -> None:
+        pass
+
+    def submit(self, submission) -> Future:
+        self.calls += 1
+        raise TypeError("too many positional arguments")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_submission_the_executor_refuses_is_failed_not_left_grading(tmp_path):
+    config = load_config()
+    settings = RunSettings.resolve(config, "attention_scoring", None, "cpu")
+    batch = Batch(settings, config, b"", force=True)
+    queue = Queue(tmp_path / "queue.sqlite3")
+    uploads = Uploads(tmp_path / "uploads", settings.spec.notebook)
+    folder = OutputFolder(tmp_path / "out", "attention_scoring", config.language)
+    slots = RefusingSlots()
+    loop = GradingLoop(batch, queue, slots, uploads, Outputs(folder, settings))
+    queue.add("a1", "s1", per_hour=10, now=time.time())
+    loop.start()
+    loop.poke()
+    deadline = time.monotonic() + 30
+    while queue.get("a1", "s1").status != "done" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    loop.stop(1.0)
+    assert queue.get("a1", "s1").status == "done"
+    assert slots.calls == ATTEMPTS
