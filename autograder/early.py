@@ -5,7 +5,8 @@ both: about 2.5 s each on these machines).
 ``launch_early`` reads only what a slot needs (grader.yml's sandbox limits, the assignment's
 helper package, how many notebooks there are) with the light modules, and gives up quietly
 on anything unclear: ``run.prepare`` then says what is wrong, and the pool starts its slots
-itself. The grading processes forked later ``adopt`` one slot each (``pool._start_slot``);
+itself. Each slot is launched on the CPU its grading process will be pinned to (``slot_cpus``);
+the grading processes forked later ``adopt`` one slot each (``pool._start_slot``);
 the parent closes what is left once the first pool has ended.
 """
 import os
@@ -54,12 +55,18 @@ def launch_early(paths: list[Path], assignment: str, jobs: int | None, config: P
     for slot in range(min(jobs or os.cpu_count() or 1, count)):
         sandbox = Sandbox(slot, early.helpers, limits, "cpu")
         try:
-            sandbox.launch()
+            sandbox.launch(slot_cpus(slot))
         except Exception:  # noqa: BLE001 - the pool starts this slot itself, and says why it cannot
             sandbox.close()
             break
         early.sandboxes.append(sandbox)
     return early if early.sandboxes else None
+
+
+def slot_cpus(slot: int) -> set[int]:
+    """The one CPU, of those this process may use, that grading slot ``slot`` runs on."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return {cpus[slot % len(cpus)]}
 
 
 def _notebooks(paths: list[Path], assignment: str, notebook: str, students: list[str]) -> int:

@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
+from .early import slot_cpus
 from .pipeline import Batch, empty_result, grade_submission
 from .results import Issue, SubmissionResult, text
 from .sandbox import set_up_torch
@@ -217,7 +218,7 @@ def _start_slot(batch: Batch, counter, parent: int, events, launched: list) -> N
     from .sandbox.sandbox import Sandbox  # noqa: PLC0415 - only grading processes need it
     with counter.get_lock():
         slot, counter.value = counter.value, counter.value + 1
-    cpus = _pin(slot)
+    _pin(slot)
     # Everything inherited from the grader (torch, hypothesis, the checks, the pages: a quarter
     # of a million objects) stays for good: kept out of this process's garbage collections,
     # which hypothesis's many small objects set off and which would walk them all each time
@@ -226,7 +227,7 @@ def _start_slot(batch: Batch, counter, parent: int, events, launched: list) -> N
     _SLOT["batch"], _SLOT["slot"], _SLOT["events"] = batch, slot, events
     if slot < len(launched):  # launched by the grader before its imports: only the wait is left
         _SLOT["sandbox"] = launched[slot]
-        _SLOT["sandbox"].adopt(cpus)
+        _SLOT["sandbox"].adopt()
         return
     if batch.settings.device == "cuda":  # before the sandbox: CUDA's lazily made /dev nodes exist then
         import torch
@@ -235,16 +236,13 @@ def _start_slot(batch: Batch, counter, parent: int, events, launched: list) -> N
     _SLOT["sandbox"].start()
 
 
-def _pin(slot: int) -> set[int]:
+def _pin(slot: int) -> None:
     """Keep the grading process, and the sandbox it starts (zygote and workers inherit it), on
     one CPU of those allowed, slot by slot. The grading process and its worker take turns,
     never run at once: on one CPU each request reaches a worker that runs at once, where
     otherwise the worker may wake on a CPU busy with another slot's pair and wait for its
     turn (about 10% of the grading time on two cores, benchmarks/grading_throughput.py)."""
-    cpus = sorted(os.sched_getaffinity(0))
-    mine = {cpus[slot % len(cpus)]}
-    os.sched_setaffinity(0, mine)
-    return mine
+    os.sched_setaffinity(0, slot_cpus(slot))
 
 
 def _grade_in_slot(submission: Submission) -> SubmissionResult:

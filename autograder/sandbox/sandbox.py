@@ -47,6 +47,7 @@ Fallbacks, each stated once: see ``preflight``.
 bubblewrap's ``--die-with-parent`` fires when the *thread* that started the slot
 ends: start slots from a thread that lives as long as they do.
 """
+import contextlib
 import json
 import multiprocessing.util
 import os
@@ -112,10 +113,12 @@ class Sandbox:
         self.launch()
         self.await_start()
 
-    def launch(self) -> None:
+    def launch(self, cpus: set[int] | None = None) -> None:
         """Lease the slot and launch bubblewrap with the zygote, without waiting for it: a
         grader launches its slots before its own imports, and the grading process each slot
-        is forked into ``adopt``s it and waits there (``await_start``)."""
+        is forked into ``adopt``s it and waits there (``await_start``). ``cpus``: the zygote
+        (and every worker) runs on these, as the grading process that adopts it will; set
+        before the zygote starts, which keeps its own affinity as it was when it started."""
         if self._process is not None:
             return
         problem = check_available() if self.starts == 0 else None
@@ -127,7 +130,8 @@ class Sandbox:
             self._lease_resources()
         try:
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept until await_start reads it
-            self._control, self.starts = self._popen(self._stderr), self.starts + 1
+            with _affinity(cpus):
+                self._control, self.starts = self._popen(self._stderr), self.starts + 1
         except BaseException:
             self._closed_after_failure(leased_now)
             raise
@@ -151,14 +155,12 @@ class Sandbox:
             if self._init is not None or self._process is None:
                 self._stderr.close()
 
-    def adopt(self, cpus: set[int]) -> None:
+    def adopt(self) -> None:
         """In the grading process forked after ``launch``: the slot is this process's now. It is
         closed when this process exits (multiprocessing forgets a parent's finalizers in a
-        child), and its zygote (and so every worker) runs on ``cpus``, as this process does."""
+        child); its zygote runs on the CPUs it was launched on."""
         self._finalizer = multiprocessing.util.Finalize(None, self.close, exitpriority=10)
         self.await_start()
-        for task in Path(f"/proc/{self.zygote_pid}/task").iterdir():
-            os.sched_setaffinity(int(task.name), cpus)
 
     def _closed_after_failure(self, leased_now: bool) -> None:
         if leased_now:  # a slot that never ran keeps nothing: uid, cgroups
@@ -341,3 +343,16 @@ class Sandbox:
             self._control.close()
             self._control = None
 
+
+@contextlib.contextmanager
+def _affinity(cpus: set[int] | None):
+    """This thread runs on ``cpus`` meanwhile (what it starts inherits them), then as before."""
+    if cpus is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)

@@ -57,10 +57,13 @@ def zygote_launcher(line: str) -> bool:
 
 def test_a_run_grades_in_the_slots_it_launched_before_its_imports(tmp_path):
     """Is every bubblewrap of a run the grader's own child (launched early, adopted by the
-    grading processes), and does the run still grade right and leave nothing?"""
+    grading processes, and kept for each one's next notebook: a slot whose zygote's state
+    changed on adoption would be replaced by its grading process), and does the run still
+    grade right and leave nothing?"""
     marker = f"{os.environ.get(RUN_MARKER, 'tests')}-early-{uuid.uuid4().hex[:8]}"
-    for name in ("correct", "buggy"):
-        shutil.copy(EXAMPLES / f"{name}.ipynb", tmp_path / f"{name}.ipynb")
+    for name in ("correct", "buggy"):  # two notebooks for each of the two slots
+        for copy in (name, f"{name}_again"):
+            shutil.copy(EXAMPLES / f"{name}.ipynb", tmp_path / f"{copy}.ipynb")
     command = [sys.executable, "-m", "autograder.cli", "grade", str(tmp_path), "--assignment", "attention_scoring",
                "--output", str(tmp_path / "out"), "--jobs", "2"]
     grader = subprocess.Popen(command, env={**os.environ, RUN_MARKER: marker}, stdout=subprocess.DEVNULL,
