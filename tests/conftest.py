@@ -56,3 +56,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """One headless Chromium for every page test (tests/pages, tests/service): Playwright's
+    synchronous API allows one instance per thread while it lives, so there is one."""
+    from tests.pages.browser import start
+    chromium = start(tmp_path_factory)
+    yield chromium
+    chromium.close()

@@ -44,7 +44,7 @@ class Rendered:
 
 
 class Browser:
-    """One Chromium (fresh profile) for a test module; ``render`` opens a page in a new tab."""
+    """One Chromium (fresh profile) for the test session; ``render`` opens a page in a new tab."""
 
     def __init__(self, profile: Path):
         from playwright.sync_api import sync_playwright

@@ -7,19 +7,12 @@ import signal
 
 import pytest
 
-from tests.pages.browser import PHONE_WIDTH, WIDTHS, start as start_browser
+from tests.pages.browser import PHONE_WIDTH, WIDTHS
 
 from .server import REPO, config_file, make_tokens, notebook, start
 
 # AUTOGRADER_SCREENSHOTS=1 also copies the Russian screenshot to the README's docs/service_page.png
 DOCS_SCREENSHOT = REPO / "docs" / "service_page.png"
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    chromium = start_browser(tmp_path_factory)
-    yield chromium
-    chromium.close()
 
 
 @pytest.fixture(scope="module")
