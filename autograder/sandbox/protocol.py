@@ -108,40 +108,55 @@ def data_bytes(plain: torch.Tensor) -> bytes:
 
 
 def decode(tree, buffers: list[bytes]):
-    """Rebuild a value from ``encode``'s tree; tensors land on the device they were sent from."""
-    if isinstance(tree, list):
-        return [decode(item, buffers) for item in tree]
-    if not isinstance(tree, dict):
-        return tree
-    if "__tensor__" in tree:
-        return _decode_tensor(tree, buffers)
-    if "__tuple__" in tree:
-        return tuple(decode(item, buffers) for item in tree["__tuple__"])
-    if "__dict__" in tree:
-        return {str(key): decode(item, buffers) for key, item in tree["__dict__"]}
-    if "__handle__" in tree:
-        return Handle(_index(tree["__handle__"], "handle"))
-    if "__opaque__" in tree:
-        return Opaque(str(tree["__opaque__"]))
-    raise ProtocolError(f"unknown value {sorted(tree)[:3]}")
+    """Rebuild a value from ``encode``'s tree; tensors land on the device they were sent from.
+
+    Each buffer is one tensor's and is named once: a tree that names one buffer in many
+    tensor headers (a few megabytes received, gigabytes decoded) is malformed, so what a
+    message decodes to is never larger than what was received."""
+    return _Decoder(buffers).value(tree)
 
 
-def _decode_tensor(tree: dict, buffers: list[bytes]) -> torch.Tensor:
-    dtype = DTYPES.get(tree.get("dtype"))
-    shape = tree.get("shape")
-    if dtype is None or not isinstance(shape, list):
-        raise ProtocolError(f"bad tensor header {tree!r:.200}")
-    shape = [_index(n, "dimension") for n in shape]
-    if tree["__tensor__"] is None:  # a meta tensor carries no data
-        return torch.empty(shape, dtype=dtype, device="meta")
-    data = buffers[_index(tree["__tensor__"], "buffer index")]
-    numel = 1
-    for n in shape:
-        numel *= n
-    if numel * dtype.itemsize != len(data):
-        raise ProtocolError(f"tensor of shape {shape} and {tree['dtype']} does not match {len(data)} bytes")
-    value = (torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)).reshape(shape)
-    return value.to("cuda") if tree.get("device") == "cuda" else value
+class _Decoder:
+    def __init__(self, buffers: list[bytes]):
+        self.buffers, self.used = buffers, set()
+
+    def value(self, tree):
+        if isinstance(tree, list):
+            return [self.value(item) for item in tree]
+        if not isinstance(tree, dict):
+            return tree
+        if "__tensor__" in tree:
+            return self._tensor(tree)
+        if "__tuple__" in tree:
+            return tuple(self.value(item) for item in tree["__tuple__"])
+        if "__dict__" in tree:
+            return {str(key): self.value(item) for key, item in tree["__dict__"]}
+        if "__handle__" in tree:
+            return Handle(_index(tree["__handle__"], "handle"))
+        if "__opaque__" in tree:
+            return Opaque(str(tree["__opaque__"]))
+        raise ProtocolError(f"unknown value {sorted(tree)[:3]}")
+
+    def _tensor(self, tree: dict) -> torch.Tensor:
+        dtype = DTYPES.get(tree.get("dtype"))
+        shape = tree.get("shape")
+        if dtype is None or not isinstance(shape, list):
+            raise ProtocolError(f"bad tensor header {tree!r:.200}")
+        shape = [_index(n, "dimension") for n in shape]
+        if tree["__tensor__"] is None:  # a meta tensor carries no data
+            return torch.empty(shape, dtype=dtype, device="meta")
+        index = _index(tree["__tensor__"], "buffer index")
+        if index in self.used or index >= len(self.buffers):
+            raise ProtocolError(f"buffer {index} named twice or missing")
+        self.used.add(index)
+        data = self.buffers[index]
+        numel = 1
+        for n in shape:
+            numel *= n
+        if numel * dtype.itemsize != len(data):
+            raise ProtocolError(f"tensor of shape {shape} and {tree['dtype']} does not match {len(data)} bytes")
+        value = (torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)).reshape(shape)
+        return value.to("cuda") if tree.get("device") == "cuda" else value
 
 
 def _index(value, what: str) -> int:

@@ -43,3 +43,41 @@ def test_a_meta_tensor_comes_back_as_a_meta_tensor_of_its_shape():
 
 def test_a_tensor_of_a_dtype_that_does_not_cross_is_opaque():
     assert round_trip(torch.zeros(2, dtype=torch.complex64)) == protocol.Opaque("tensor of complex64, torch.strided")
+
+
+def frame(body, buffers: list[bytes]) -> bytes:
+    """A message as a peer could write it, whatever its tree says."""
+    import json
+    import struct
+    header = json.dumps({"body": body, "sizes": [len(b) for b in buffers]}).encode()
+    return b"".join([struct.pack(">Q", len(header)), header, *buffers])
+
+
+def test_one_buffer_named_by_many_tensor_headers_is_refused_before_it_is_copied():
+    """A reply that names one 1 MB buffer in a thousand headers would decode to a gigabyte:
+    it is a malformed message, refused at the second name, not decoded."""
+    import socket
+    import threading
+
+    import pytest
+    data = bytes(1 << 20)
+    header = {"__tensor__": 0, "dtype": "uint8", "shape": [1 << 20]}
+
+    def received(message: bytes):
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            sender = threading.Thread(target=theirs.sendall, args=(message,))
+            sender.start()
+            try:
+                return protocol.recv(ours)
+            finally:
+                sender.join()
+    with pytest.raises(protocol.ProtocolError, match="named twice"):
+        received(frame([header] * 1000, [data]))
+    assert received(frame([header], [data]))[0].shape == (1 << 20,)  # named once: a tensor as usual
+
+
+def test_a_buffer_index_beyond_the_buffers_is_refused():
+    import pytest
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode({"__tensor__": 3, "dtype": "uint8", "shape": [0]}, [b""])
