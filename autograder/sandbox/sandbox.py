@@ -52,6 +52,7 @@ import json
 import multiprocessing.util
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -89,6 +90,7 @@ class Sandbox:
         self.starts, self.replaced = 0, []
         self._lease: uids.UidLease | None = None
         self._process: subprocess.Popen | None = None
+        self._launcher: int | None = None  # the pid of the process that launched bubblewrap
         self._init: int | None = None  # PID 1 of the slot's namespace, as the host sees it
         self._control: socket.socket | None = None
         self._worker: "Worker | None" = None
@@ -132,6 +134,7 @@ class Sandbox:
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept until await_start reads it
             with _affinity(cpus):
                 self._control, self.starts = self._popen(self._stderr), self.starts + 1
+            self._launcher = os.getpid()
         except BaseException:
             self._closed_after_failure(leased_now)
             raise
@@ -333,8 +336,13 @@ class Sandbox:
     def _stop(self) -> None:
         """Kill bubblewrap: its PID namespace, with every process in it, dies with it."""
         if self._process is not None:
-            self._process.kill()
-            self._process.wait()
+            if self._launcher == os.getpid():
+                self._process.kill()
+                self._process.wait()
+            else:  # adopted: bubblewrap is the launcher's child, which reaps it, not this process's:
+                # Popen here finds no child to wait for, takes it for dead and would not signal it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._process.pid, signal.SIGKILL)
             self._process = None
             if self._init is not None:
                 wait_until_dead(self._init)

@@ -1,5 +1,6 @@
 """Slots launched before the grader's imports (autograder/early.py): when they are launched,
 and that a run's grading processes really grade in them."""
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -79,3 +80,29 @@ def test_a_run_grades_in_the_slots_it_launched_before_its_imports(tmp_path):
     assert len(launchers) == 2 and all(ppid == grader.pid for _, ppid in launchers), bubblewraps
     assert left_after(marker, seen) == {}
     assert '"score": 13.0' in (tmp_path / "out" / "correct.json").read_text()
+
+
+def test_an_adopted_slot_is_ended_at_once_by_the_process_that_adopted_it():
+    """A grading process closing its adopted slot (at its exit): is bubblewrap killed, and at
+    once? It is the launcher's child, not this process's, so waiting on it finds nothing;
+    a single notebook's run once waited seconds for a slot that was never signalled."""
+    early = launch_early([EXAMPLES / "correct.ipynb"], "attention_scoring", 1, None, "cpu", [])
+    sandbox = early.sandboxes[0]
+    launched = sandbox._process.pid
+    context = multiprocessing.get_context("fork")
+    took = context.SimpleQueue()
+
+    def adopt_and_close():
+        sandbox.adopt()
+        start = time.monotonic()
+        sandbox.close()
+        took.put(time.monotonic() - start)
+    try:
+        grading = context.Process(target=adopt_and_close)
+        grading.start()
+        grading.join(timeout=120)
+        state = Path(f"/proc/{launched}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        assert state == "Z", f"bubblewrap is still {state} after the adopting process closed its slot"
+        assert took.get() < 2.0
+    finally:
+        early.close()
