@@ -48,17 +48,20 @@ class Batch:
     config_bytes: bytes                       # the grader.yml that was used, as read
     course: Course = COURSE
     force: bool = False
+    results: Path | None = None                # the results folder; its grading processes share recorded runs there
     source: object = field(init=False, repr=False)
     others: dict[str, set[str]] = field(init=False, repr=False)   # other assignments' task cells' grade ids
     fingerprint_base: str = field(init=False)
+    version: str = field(init=False)
 
     def __post_init__(self):
         name, spec = self.settings.assignment, self.settings.spec
         source_path = self.course.source_notebook(name, spec.notebook)
         self.source = nbformat.read(source_path, as_version=4)
         self.others = {other: _task_cells(s) for other, s in self.config.assignments.items() if other != name}
+        self.version = grader_version(self.course)
         fixed = [source_path.read_bytes(), self.config_bytes, str(self.settings.seed).encode(),
-                 grader_version(self.course).encode(), self.settings.device.encode()]
+                 self.version.encode(), self.settings.device.encode()]
         self.fingerprint_base = hashlib.sha256(b"\0".join(fixed)).hexdigest()
 
     @property

@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
+from .checks.kept_runs import keep_runs_in
 from .early import slot_cpus
 from .pipeline import Batch, empty_result, grade_submission
 from .results import Issue, SubmissionResult, text
@@ -225,6 +226,7 @@ def _start_slot(batch: Batch, counter, parent: int, events, launched: list) -> N
     # (a cold notebook's checks 5.5 -> 3.8 s, a replayed one's 1.0 -> 0.86 s).
     gc.freeze()
     _SLOT["batch"], _SLOT["slot"], _SLOT["events"] = batch, slot, events
+    keep_runs_in(batch.results, batch.version)
     if slot < len(launched):  # launched by the grader before its imports: only the wait is left
         _SLOT["sandbox"] = launched[slot]
         _SLOT["sandbox"].adopt()

@@ -232,7 +232,7 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
     manual = read_manual_points(folder.path, Tasks.of(options.assignment, settings.spec))
     if nbgrader is not None:
         remember_course(folder.path, nbgrader.root)
-    batch = Batch(settings, config, config_bytes, course, options.force)
+    batch = Batch(settings, config, config_bytes, course, options.force, results=folder.path)
     if early is not None and not early.fits(config.sandbox.limits(), batch.helpers, settings.device):
         early.close()
         early = None

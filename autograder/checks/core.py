@@ -22,6 +22,7 @@ from hypothesis.internal.escalation import InterestingOrigin
 
 from ..results import CheckResult, Finding, Text, message_text, text
 from ..sandbox.proxy import Student, StudentError, WorkerLost
+from . import kept_runs
 from .older_book import mistake_of
 
 # Hypothesis keeps caches in ./.hypothesis even without a database; not in a TA's or
@@ -154,6 +155,7 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
             raise CheckFailed(raised(error, case.code())) from None
 
     key = (repr(strategy), ctx.check_seed(), max_examples or ctx.max_examples)
+    _read_kept(key)
     if _replay(key, attempt):
         return
     try:
@@ -182,9 +184,17 @@ _RUNS: dict[tuple, _Step] = {}  # search key -> the first call of its recorded r
 _steps = 0
 
 
-def _origin(error: BaseException | None):
-    """What hypothesis tells apart in a call's result: passed (None), or where it failed."""
-    return None if error is None else InterestingOrigin.from_exception(error)
+def _origin(error: BaseException | None) -> str | None:
+    """What hypothesis tells apart in a call's result: passed (None), or where it failed
+    (written out, so that another process reads it the same)."""
+    return None if error is None else repr(InterestingOrigin.from_exception(error))
+
+
+def _read_kept(key: tuple) -> None:
+    """The runs other processes recorded for ``key`` since this one last looked (kept_runs)."""
+    if (files := kept_runs.files()) is not None:
+        for calls, end in files.new_runs(key):
+            _remember(key, [(case, outcome, None) for case, outcome in calls], end)
 
 
 def _replay(key: tuple, attempt: Callable) -> bool:
@@ -219,9 +229,16 @@ def _recorded(strategy, attempt: Callable, key: tuple) -> None:
         _run_hypothesis(strategy, recording, key[1], key[2])
     except Exception as raised_:
         if calls and calls[-1][2] is raised_:
-            _remember(key, calls, RAISED)
+            _kept(key, calls, RAISED)
         raise
-    _remember(key, calls, PASSED)
+    _kept(key, calls, PASSED)
+
+
+def _kept(key: tuple, calls: list[tuple], end: str) -> None:
+    """A full run, remembered here and written for the other processes (kept_runs)."""
+    _remember(key, calls, end)
+    if calls and (files := kept_runs.files()) is not None:
+        files.append(key, [(case, outcome) for case, outcome, _ in calls], end)
 
 
 def _remember(key: tuple, calls: list[tuple], end: str) -> None:

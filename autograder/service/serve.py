@@ -92,7 +92,8 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     folder.check_usable()
     lock = _lock(options.output / ".service")
     listening = _listen(options.host, options.port)
-    return Prepared(Batch(settings, config, config_bytes, course, force=True), folder, tokens, jobs, listening, lock,
+    batch = Batch(settings, config, config_bytes, course, force=True, results=folder.path)
+    return Prepared(batch, folder, tokens, jobs, listening, lock,
                     options.executor)
 
 

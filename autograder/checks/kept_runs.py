@@ -1,0 +1,104 @@
+"""Recorded hypothesis runs kept on disk, shared by every grading process of a results folder.
+
+``core.search`` records each full hypothesis run it makes (the examples in order and the
+outcome after each) and replays it to students whose outcomes follow it. In memory that
+helps only the process that recorded it; here each recorded run is appended to a file per
+search, which the run's other grading processes (and later runs, and the service) read
+before they search. So a class pays one full run per new way of failing, not one per
+process and per run.
+
+Files live under ``<results>/.recorded-runs/<grader version>/``: a changed check, torch or
+hypothesis starts afresh. One record is the examples' values and the outcomes' names, saved
+with ``torch.save`` and read back with ``weights_only=True`` (tensors, numbers and strings
+only: nothing in these files is code). Only the grader writes them; a file that does not
+read back whole stops being read at that point, and the search runs in full.
+"""
+import fcntl
+import hashlib
+import io
+import struct
+from pathlib import Path
+
+import hypothesis
+import torch
+
+from .inputs import Case
+
+HEADER = struct.Struct("<Q")  # each record's length, before it
+FOLDER = ".recorded-runs"
+MAX_FILE_BYTES = 8 << 20  # per search: beyond it, new ways of failing are kept in memory only
+
+
+class RunFiles:
+    """The recorded runs of one results folder, for one grader version."""
+
+    def __init__(self, results: Path, grader_version: str):
+        version = f"{grader_version}-torch{torch.__version__}-hypothesis{hypothesis.__version__}"
+        self.folder = results / FOLDER / version.replace("/", "_")
+        self.read_to: dict[tuple, int] = {}  # search key -> bytes of its file this process has read
+
+    def append(self, key: tuple, calls: list[tuple], end: str) -> None:
+        """One recorded run: ``calls`` as (case, outcome) in hypothesis's order, then ``end``."""
+        if not all(isinstance(case, Case) for case, _ in calls):
+            return  # only cases of known shape travel
+        buffer = io.BytesIO()
+        torch.save({"calls": [(_plain(case), outcome) for case, outcome in calls], "end": end}, buffer)
+        record = buffer.getvalue()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with open(self._path(key), "ab") as file:
+                fcntl.flock(file, fcntl.LOCK_EX)
+                if file.tell() + len(record) > MAX_FILE_BYTES:
+                    return
+                file.write(HEADER.pack(len(record)) + record)
+        except OSError:
+            return  # a folder we cannot write keeps its runs in memory only
+
+    def new_runs(self, key: tuple) -> list[tuple[list[tuple], str]]:
+        """The runs appended to ``key``'s file since this process last read it."""
+        path, start = self._path(key), self.read_to.get(key, 0)
+        try:
+            if path.stat().st_size <= start:
+                return []
+            with open(path, "rb") as file:
+                fcntl.flock(file, fcntl.LOCK_SH)
+                file.seek(start)
+                data = file.read()
+        except OSError:
+            return []
+        runs, offset = [], 0
+        while offset + HEADER.size <= len(data):
+            (length,) = HEADER.unpack_from(data, offset)
+            body = data[offset + HEADER.size:offset + HEADER.size + length]
+            if len(body) < length:
+                break
+            try:
+                record = torch.load(io.BytesIO(body), weights_only=True)
+                runs.append(([(Case(**fields), outcome) for fields, outcome in record["calls"]], record["end"]))
+            except Exception:  # noqa: BLE001 - not ours as written: read no further
+                self.read_to[key] = path.stat().st_size
+                return runs
+            offset += HEADER.size + length
+        self.read_to[key] = start + offset
+        return runs
+
+    def _path(self, key: tuple) -> Path:
+        return self.folder / hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+
+
+def _plain(case: Case) -> dict:
+    return {"tensors": dict(case.tensors), "options": dict(case.options), "recipes": dict(case.recipes)}
+
+
+_FILES: RunFiles | None = None
+
+
+def keep_runs_in(results: Path | None, grader_version: str = "") -> None:
+    """This process's recorded runs go to (and come from) ``results``'s files; None: memory only."""
+    global _FILES
+    _FILES = RunFiles(results, grader_version) if results is not None else None
+
+
+def files() -> RunFiles | None:
+    return _FILES
+
