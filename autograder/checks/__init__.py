@@ -3,7 +3,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import attention, attention_modes, decoder_modes, decoders, softmax
+from . import attention, attention_modes, contexts, decoder_modes, decoders, softmax
 from .core import Check, Context
 
 
@@ -19,9 +19,11 @@ class Task:
 
 TASKS = {task.id: task for task in [
     Task("masked_softmax", "masked_softmax", softmax.CHECKS, softmax.warn_if_writes_input),
-    *(Task(task_id, module.name, attention.checks_for(task_id) + attention_modes.checks(module))
+    *(Task(task_id, module.name, contexts.with_contexts(attention.checks_for(task_id), module)
+           + attention_modes.checks(module))
       for task_id, module in attention.MODULES.items()),
-    *(Task(task_id, decoder.name, decoders.checks_for(task_id) + decoder_modes.checks_for(task_id))
+    *(Task(task_id, decoder.name, contexts.with_decoder_contexts(decoders.checks_for(task_id), decoder)
+           + decoder_modes.checks_for(task_id))
       for task_id, decoder in decoders.DECODERS.items()),
 ]}
 

@@ -21,7 +21,7 @@ from ..results import text
 from ..sandbox.protocol import Handle
 from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
-from .compare import (call_float64, check_shape, check_tensor, fingerprint, float64_twin, heatmap,
+from .compare import (call_float64, check_shape, check_tensor, fingerprint, float64_twin, heatmap, in_dtype,
                       reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
@@ -211,7 +211,7 @@ def expected(reference, case: Case) -> tuple[Tensor, Tensor, float]:
         with torch.no_grad():
             output = call_float64(reference, *inputs(case, torch.float64))
             weights = reference.attention_weights  # float64: read before the float32 call below
-            tol = tolerance(reference(*inputs(case, torch.float32)), output)
+            tol = tolerance(reference(*inputs(case, torch.float32)), output, case.tensors["queries"].dtype)
         return output, weights, tol
     return reference_result("attention output", compute, reference, case.tensors, case.options)
 
@@ -269,7 +269,7 @@ def compare_output(student, task: AttentionTask, case: Case, device: str) -> Non
     try:
         check_tensor(got, output, tol, OUTPUT, case.code, "(B, Q, v)")
     except CheckFailed as failed:
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, tol, False, device)
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), False, device)
         failed.finding.heatmap = heatmap(got_weights, weights)
         raise
 
@@ -280,7 +280,8 @@ def compare_weights(student, task: AttentionTask, case: Case, device: str) -> No
         raise got
     _, weights, tol = expected(reference, case)
     try:
-        check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code, "(B, Q, K)")
+        check_tensor(got, weights, max(tol, 1e-5 * in_dtype(got.dtype if isinstance(got, Tensor) else torch.float32)),
+                     WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
         failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), True, device)
         failed.finding.heatmap = heatmap(got, weights)

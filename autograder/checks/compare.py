@@ -22,11 +22,22 @@ def excerpt(t: Tensor, limit: int = 8) -> str:
     return f"[{shown}{', ...' if row.numel() > limit else ''}]"
 
 
-def tolerance(reference32: Tensor, reference64: Tensor) -> float:
-    """Allowed error: a floor, plus a multiple of the reference's own float32 error."""
+def tolerance(reference32: Tensor, reference64: Tensor, dtype: torch.dtype = torch.float32) -> float:
+    """Allowed error for a result computed in ``dtype``: in float32, a floor plus a multiple of
+    the reference's own float32 error; in float64 the same, scaled by float64's rounding
+    (``in_dtype``), so that code computing a float64 input in float32 inside loses the points."""
     own_error = (reference32.double() - reference64).abs().max().item() if reference64.numel() else 0.0
     scale = reference64.abs().max().item() if reference64.numel() else 0.0
-    return 1e-5 + 1e-5 * scale + 50 * own_error
+    return (1e-5 + 1e-5 * scale + 50 * own_error) * in_dtype(dtype)
+
+
+def in_dtype(dtype: torch.dtype) -> float:
+    """How much finer ``dtype`` rounds than float32, with a margin of 16 (1 for float32 and
+    below): an error that float32 rounding allows, as float64's. A right form's error scales
+    with its dtype's eps; float32 inside a float64 computation keeps float32's."""
+    if not dtype.is_floating_point or torch.finfo(dtype).eps >= torch.finfo(torch.float32).eps:
+        return 1.0
+    return 16 * torch.finfo(dtype).eps / torch.finfo(torch.float32).eps
 
 
 def rounding(scores: Tensor) -> float:

@@ -167,6 +167,16 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
         raise
 
 
+def in_context(case, test: Callable) -> None:
+    """Run ``test(case)`` on one fixed example beside the drawn ones (the sizes and calls of
+    the book's own code, which no small drawn example reaches); a student error on it is a
+    failure of that example, as in ``search``."""
+    try:
+        test(case)
+    except StudentError as error:
+        raise CheckFailed(raised(error, case.code())) from None
+
+
 PASSED, RAISED = "passed", "raised"  # how a recorded run ended after a call
 MAX_STEPS = 20_000  # recorded calls kept per process (each holds a small example)
 

@@ -208,7 +208,7 @@ def _matches(task: DecoderTask):
     return run
 
 
-def _reference_steps(reference, case: Case, enc_outputs) -> list[Tensor]:
+def reference_steps(reference, case: Case, enc_outputs) -> list[Tensor]:
     def compute():
         with torch.no_grad():
             state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
@@ -223,7 +223,7 @@ def _step_heatmap(module, reference, case: Case, enc_outputs) -> Heatmap | None:
         got = module.attr("attention_weights")
     except StudentError:
         return None
-    expected = _reference_steps(reference, case, enc_outputs)
+    expected = reference_steps(reference, case, enc_outputs)
     if not isinstance(got, (list, tuple)) or len(got) != len(expected) or not all(
             isinstance(g, Tensor) and g.shape == e.shape for g, e in zip(got, expected, strict=True)):
         return None
@@ -264,7 +264,7 @@ def _weights_per_step(task: DecoderTask):
         def test(case: Case):
             enc_outputs, reference, module, _, weights = setup_decoded(student, task, case, ctx.device,
                                                                        read_weights=True)
-            expected = _reference_steps(reference, case, enc_outputs)
+            expected = reference_steps(reference, case, enc_outputs)
             S = case.tensors["tgt"].shape[1]
             if not isinstance(weights, (list, tuple)) or len(weights) != S:
                 raise fail(text("decoder.weights_per_step", steps=S), case_code=case.code(),

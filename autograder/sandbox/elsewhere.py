@@ -17,6 +17,7 @@ A breach raises CUDA's own message ("Expected all tensors to be on the same devi
 No verdict is computed here: the worker answers with the result's values and the device
 each tensor of it was on, and the grader compares them with its own computation.
 """
+import contextlib
 import functools
 
 import torch
@@ -33,6 +34,22 @@ CROSSING = {"_to_copy", "copy_", "_copy_from", "_copy_from_and_resize", "_local_
 INDEXING = {"index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index", "_unsafe_index_put"}
 # Factories that build their data on the host and move it afterwards, below the dispatcher.
 FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray}
+
+
+class _DeviceModule:
+    """``torch.lazy``: what device-generic torch code (``torch.utils.checkpoint``'s saving of
+    the random state) looks up for a tensor's device type, answered for the emulated device,
+    whose random state is the CPU's."""
+    device = staticmethod(lambda index=None: contextlib.nullcontext())
+    get_rng_state = staticmethod(torch.get_rng_state)
+    set_rng_state = staticmethod(torch.set_rng_state)
+    is_available = staticmethod(lambda: True)
+    device_count = staticmethod(lambda: 1)
+    current_device = staticmethod(lambda: 0)
+
+
+if not hasattr(torch, LABEL):
+    torch._register_device_module(LABEL, _DeviceModule())
 
 
 def mismatch(where: str) -> RuntimeError:

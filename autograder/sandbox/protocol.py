@@ -2,7 +2,8 @@
 
 A value crossing the boundary is None, a bool, int, float or str, a list, tuple or
 str-keyed dict of such values, a tensor, or a ``Handle`` to an object that stays in the
-worker. Anything else is sent as ``Opaque(type name)``. Reading a message never runs
+worker (a student's own tuple type, a namedtuple, comes as ``Named``: its items and a
+handle). Anything else is sent as ``Opaque(type name)``. Reading a message never runs
 code: tensors are rebuilt with ``torch.frombuffer`` after their size is checked.
 
 Frame: 8-byte big-endian header length, the JSON header ``{"body": ..., "sizes": [...]}``,
@@ -39,6 +40,19 @@ class Opaque:
     type_name: str
 
 
+class Named(tuple):
+    """A tuple of one of the student's own tuple types (a namedtuple ``(h, c)`` state), as the
+    grader sees it: its items, and the handle to the worker's own object, which is what the
+    worker gets back when the grader passes the value on (the student's ``state.h`` works)."""
+    handle: Handle
+
+    @staticmethod
+    def of(items, handle: Handle) -> "Named":
+        named = Named(items)
+        named.handle = handle
+        return named
+
+
 def _plain_tensor(value: torch.Tensor) -> tuple[torch.Tensor, str]:
     """The tensor's data as a plain, detached, contiguous CPU (or meta) tensor, and the
     type of the device it was on. Subclass overrides are bypassed."""
@@ -66,15 +80,17 @@ def encode(value, buffers: list[bytes], handle_of=None):
         return value
     if isinstance(value, torch.Tensor):
         return _encode_tensor(value, buffers)
-    if isinstance(value, Handle):
-        return {"__handle__": value.id}
+    if isinstance(value, Handle) or type(value) is Named:  # Named: the grader passing a worker's tuple back
+        return {"__handle__": (value if isinstance(value, Handle) else value.handle).id}
     if type(value) in (list, tuple, dict):
         return _encode_container(value, buffers, handle_of)
-    if handle_of is not None:
-        handle = handle_of(value)
-        if handle is not None:
-            return {"__handle__": handle.id}
-    return {"__opaque__": type(value).__name__[:100]}
+    handle = handle_of(value) if handle_of is not None else None
+    if handle is None:
+        return {"__opaque__": type(value).__name__[:100]}
+    if issubclass(type(value), tuple):  # a namedtuple: its items too
+        items = [encode(tuple.__getitem__(value, i), buffers, handle_of) for i in range(tuple.__len__(value))]
+        return {"__named__": handle.id, "items": items}
+    return {"__handle__": handle.id}
 
 
 def _encode_container(value, buffers: list[bytes], handle_of):
@@ -131,11 +147,18 @@ class _Decoder:
             return tuple(self.value(item) for item in tree["__tuple__"])
         if "__dict__" in tree:
             return {str(key): self.value(item) for key, item in tree["__dict__"]}
-        if "__handle__" in tree:
-            return Handle(_index(tree["__handle__"], "handle"))
+        if "__handle__" in tree or "__named__" in tree:
+            return self._handle(tree)
         if "__opaque__" in tree:
             return Opaque(str(tree["__opaque__"]))
         raise ProtocolError(f"unknown value {sorted(tree)[:3]}")
+
+    def _handle(self, tree: dict) -> Handle | Named:
+        if "__handle__" in tree:
+            return Handle(_index(tree["__handle__"], "handle"))
+        if not isinstance(tree.get("items"), list):
+            raise ProtocolError("a named tuple without its items")
+        return Named.of([self.value(item) for item in tree["items"]], Handle(_index(tree["__named__"], "handle")))
 
     def _tensor(self, tree: dict) -> torch.Tensor:
         dtype = DTYPES.get(tree.get("dtype"))

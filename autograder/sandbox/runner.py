@@ -74,7 +74,8 @@ class Runner:
         self.namespace = namespace
 
     def handle_of(self, obj) -> Handle | None:
-        if isinstance(obj, nn.Module):
+        """Modules, and tuples of the student's own types (a namedtuple state), stay here."""
+        if isinstance(obj, nn.Module) or (isinstance(obj, tuple) and type(obj) is not tuple):
             self.objects[id(obj)] = obj
             return Handle(id(obj))
         return None
@@ -165,6 +166,38 @@ class Runner:
         first = tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
                          func(*args, **kwargs))
         return [first, func(*args, **kwargs)]
+
+    def op_calls_kept(self, target, calls: list, read: list[str]) -> dict:
+        """Calls on one module in turn, as the book's own code makes them: each ``[train, args]``
+        sets the mode, then calls (an argument ``{"permute": dims, "of": tensor}`` is that
+        tensor permuted: non-contiguous, as the decoders pass ``enc_outputs.permute(1, 0, 2)``).
+        A call ``[train, args, method]`` calls that method instead (a decoder's ``init_state``),
+        and ``{"result_of": i, "item": k}`` is item k (or all, for None) of the i-th call's result (the state a
+        decoder returned, carried to its next call as the book's ``predict_step`` does).
+        Returns each call's result and attributes ``read`` twice: copied as the call left them
+        (``at_call``), and as they stand after the last call (``after``, not copied), so what a
+        later call changed in an earlier result (a returned view of a buffer, a list cleared
+        in place) comes back changed. The grader compares both with its own computation."""
+        module = self._target(target)
+        at_call, after, results = [], [], []
+        for train, args, *method in calls:
+            module.train(bool(train))
+            func = getattr(module, method[0]) if method and method[0] else module
+            result = func(*[self._argument(a, results) for a in args])
+            results.append(result)
+            attributes = {name: getattr(module, name, None) for name in read}
+            after.append([result, attributes])
+            at_call.append(tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
+                                    [result, attributes]))
+        return {"at_call": at_call, "after": after}
+
+    def _argument(self, value, results: list):
+        if isinstance(value, dict) and set(value) == {"permute", "of"}:
+            return self._in(value["of"]).permute(*value["permute"])
+        if isinstance(value, dict) and set(value) == {"result_of", "item"}:
+            result = results[value["result_of"]]
+            return result if value["item"] is None else result[value["item"]]
+        return self._in(value)
 
     def op_call_elsewhere(self, target, method: str | None, args: list, kwargs: dict, modules: list) -> dict:
         """Like ``call``, with every tensor argument and the ``modules``' parameters on an

@@ -172,6 +172,33 @@ _PROBLEMS = {
                                    "выход второго вызова с теми же тензорами"),
     "attention.train_weights": ("attention_weights in train mode (before dropout)",
                                 "attention_weights в режиме обучения (до dropout)"),
+    "context.as_decoder": (
+        "{what} of a call as the book's decoder makes it (keys and values are "
+        "`enc_outputs.permute(1, 0, 2)`, not contiguous; 130 keys; queries far from every key), {moment}",
+        "{what} при вызове, как в декодере книги (ключи и значения — `enc_outputs.permute(1, 0, 2)`, "
+        "не непрерывные в памяти; 130 ключей; запросы далеко от всех ключей), {moment}"),
+    "context.none_after_lens": (
+        "{what} of a call with `valid_lens=None` right after a call with lengths (nothing is masked now), {moment}",
+        "{what} при вызове с `valid_lens=None` сразу после вызова с длинами (теперь ничего не маскируется), "
+        "{moment}"),
+    "context.train_mode": ("{what} of a call in train mode at `dropout=0`, as in training, {moment}",
+                           "{what} при вызове в режиме обучения с `dropout=0`, как при обучении, {moment}"),
+    "context.predict_step": (
+        "{what} as the book's `predict_step` decodes (one step per `forward` call, the returned state "
+        "carried; 70 source steps), {moment}",
+        "{what} при декодировании, как в `predict_step` книги (один шаг за вызов `forward`, возвращённое "
+        "состояние передаётся дальше; 70 шагов источника), {moment}"),
+    "context.one_step_weights": (
+        "after a one-step `forward` call, attention_weights must list exactly one tensor, that step's "
+        "(`predict_step` reads it after every call: start a new list in each `forward`), {moment}",
+        "после вызова `forward` на один шаг attention_weights должен содержать ровно один тензор, этого шага "
+        "(`predict_step` читает его после каждого вызова: заводите новый список в каждом `forward`), {moment}"),
+    "context.now": ("as the call returned it", "сразу после вызова"),
+    "context.later": (
+        "read again after the later calls (a later call must not change what an earlier one returned: "
+        "return a new tensor, not a view of a buffer the next call overwrites)",
+        "прочитанный снова после следующих вызовов (следующий вызов не должен менять то, что вернул "
+        "предыдущий: возвращайте новый тензор, а не представление буфера, который перезапишет следующий вызов)"),
     "attention.empty_row_not_finite": (
         "the output of a query with valid length 0 is not finite (NaN or inf)",
         "выход для запроса с допустимой длиной 0 не конечен (NaN или inf)"),

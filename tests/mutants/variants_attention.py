@@ -14,6 +14,7 @@ DOT = "dot_product_attention"
 
 DOT_CORRECT = [
     # √d as a 0-dim CPU tensor: legal beside CUDA tensors (it acts as a number), so no device fault.
+    # In the queries' dtype: a float32 √d rounds float64 scores as float32 (variants_book_contexts).
     Mutant(DOT, "cpu_scalar_sqrt", '''
 class DotProductAttention(nn.Module):
     def __init__(self, dropout):
@@ -21,7 +22,7 @@ class DotProductAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, queries, keys, values, valid_lens=None):
-        d = torch.tensor(queries.shape[-1])
+        d = torch.tensor(queries.shape[-1], dtype=queries.dtype)
         scores = torch.bmm(queries, keys.transpose(1, 2)) / torch.sqrt(d)
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)

@@ -1,10 +1,14 @@
 """What crosses the boundary comes back as it went: every dtype, shape and layout of tensor,
 as a plain tensor with the same values, on the device type it left from."""
+from collections import namedtuple
+
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.sandbox import protocol
+from autograder.sandbox.runner import Runner
 
 
 class Marked(torch.Tensor):
@@ -81,3 +85,21 @@ def test_a_buffer_index_beyond_the_buffers_is_refused():
     import pytest
     with pytest.raises(protocol.ProtocolError):
         protocol.decode({"__tensor__": 3, "dtype": "uint8", "shape": [0]}, [b""])
+
+
+def test_a_students_namedtuple_comes_as_its_items_and_goes_back_as_itself():
+    """A namedtuple state (h, c): the grader reads its items as a pair, and what it passes back
+    is the worker's own object again (so the student's ``state.h`` still works)."""
+    State = namedtuple("State", ["h", "c"])
+    runner = Runner()
+    state = State(torch.ones(1, 2), torch.zeros(1, 2))
+    buffers: list[bytes] = []
+    seen = protocol.decode(protocol.encode((state, 3), buffers, runner.handle_of), buffers)[0]
+    assert isinstance(seen, tuple) and len(seen) == 2 and torch.equal(seen[0], state.h)
+    back: list[bytes] = []
+    assert runner._in(protocol.decode(protocol.encode([seen], back), back))[0] is state
+
+
+def test_a_named_tuple_without_its_items_is_malformed():
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode({"__named__": 0, "items": "many"}, [])

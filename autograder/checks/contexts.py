@@ -1,0 +1,244 @@
+"""The attention modules as the book's own code uses them (SPEC §2, "Inputs as the book's own
+code passes them"): the drawn examples are small, fresh and contiguous; the decoders and the
+training loop are none of these.
+
+One module, built with the reference's weights, is called three times in a row in the worker:
+as the decoder calls it (keys and values ``enc_outputs.permute(1, 0, 2)``, non-contiguous, 130
+of them, the queries far from every key), then with ``valid_lens=None`` (nothing masked, whatever
+the call before masked), then in train mode at dropout 0 (it keeps ``attention_weights`` there
+too). Each call's output and weights are compared with the reference's twice: as the call left
+them, and after the last call (a later call must not change what an earlier one returned). And a
+module with dropout 0.5 in train mode must backpropagate, as training does.
+"""
+import dataclasses
+import weakref
+from dataclasses import dataclass
+
+import torch
+
+from ..results import Finding, text
+from ..sandbox.proxy import StudentError
+from . import decoders, gradients
+from .attention import OUTPUT, WEIGHTS, AttentionTask, _build, _reference, expected, inputs
+from .compare import check_tensor, tolerance
+from .core import Check, CheckFailed, Context, raised
+from .inputs import Case, values
+
+B, Q, K, D = 2, 2, 130, 4   # K above any table a student might size at 64
+FAR = 16.0                   # queries this far from every key: distance scores near -250
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the sequence: its inputs, mode and what the feedback calls it."""
+    case: Case
+    train: bool
+    permuted: bool
+    context: str   # texts: context.<name>
+
+
+def _calls(task: AttentionTask) -> list[Call]:
+    def case(seed: int, lens, offset: float = 0.0) -> Case:
+        queries, q_recipe = values((B, Q, D), 2.0, seed, torch.float32, offset)
+        keys, k_recipe = values((B, K, D), 2.0, seed + 1, torch.float32)
+        return Case({"queries": queries, "keys": keys, "values": keys.clone(), "valid_lens": lens},
+                    options={"num_hiddens": 3} if task.hidden else {},
+                    recipes={"queries": q_recipe, "keys": k_recipe, "values": k_recipe})
+    return [Call(case(31, torch.tensor([100, K]), FAR), False, True, "as_decoder"),
+            Call(case(41, None), False, True, "none_after_lens"),
+            Call(case(51, torch.tensor([[3, K + 5], [70, 1]])), True, False, "train_mode")]
+
+
+def _code(call: Call) -> str:
+    lines = [call.case.code()]
+    if call.permuted:
+        lines.append("keys = values = keys.permute(1, 0, 2).contiguous().permute(1, 0, 2)"
+                     "  # non-contiguous, as enc_outputs.permute(1, 0, 2)")
+    lines.append("module.train()  # dropout=0" if call.train else "module.eval()")
+    return "\n".join(lines)
+
+
+def _arguments(call: Call) -> list:
+    q, k, v, lens = inputs(call.case)
+    if not call.permuted:
+        return [q, k, v, lens]
+    keys_first = k.permute(1, 0, 2).contiguous()  # (K, B, D): as the encoder's outputs are laid out
+    return [q, {"permute": [1, 0, 2], "of": keys_first}, {"permute": [1, 0, 2], "of": keys_first}, lens]
+
+
+# What the sequence returned, per student, task and device: the output and the weights checks
+# judge the same calls.
+_SEEN: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+
+
+def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | StudentError]:
+    calls = _calls(task)
+    seen = _SEEN.setdefault(student, {})
+    if (task.name, device) not in seen:
+        try:
+            _, module, _ = _build(student, task, calls[0].case, 0.0, device, read=None)
+            reply = student.request("calls_kept", target=module.handle, read=["attention_weights"],
+                                    calls=[[c.train, _on(_arguments(c), device)] for c in calls])
+            if not isinstance(reply, dict) or not all(
+                    isinstance(reply.get(key), list) and len(reply[key]) == len(calls) for key in ("at_call", "after")):
+                raise StudentError("ProtocolError", "calls_kept: malformed reply")
+            seen[(task.name, device)] = reply
+        except StudentError as error:
+            seen[(task.name, device)] = error
+    return calls, seen[(task.name, device)]
+
+
+def _on(arguments: list, device: str) -> list:
+    def moved(a):
+        if isinstance(a, dict):
+            return {"permute": a["permute"], "of": a["of"].to(device)}
+        return a if a is None else a.to(device)
+    return [moved(a) for a in arguments]
+
+
+def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
+    """The output (or the stored weights) of each call in the sequence, as the call left them
+    and after the last call, against the reference's."""
+    calls, reply = _run(student, task, device)
+    if isinstance(reply, StudentError):
+        raise CheckFailed(raised(reply, _code(calls[0]))) from None
+    for i, call in enumerate(calls):
+        if call.train and not weights:
+            continue  # its output is the dropout check's (at dropout 0 it differs only by a rate fixed in the code)
+        reference, _ = _reference(task, call.case, 0.0)
+        output, stored, tol = expected(reference, call.case)
+        want, what = (stored, WEIGHTS) if weights else (output, OUTPUT)
+        shape = "(B, Q, K)" if weights else "(B, Q, v)"
+        for moment, key in (("now", "at_call"), ("later", "after")):
+            result, attributes = reply[key][i]
+            got = attributes.get("attention_weights") if weights else result
+            if weights:
+                tol = max(tol, 1e-5)  # as the weights check allows (float32 inputs)
+            later = "" if moment == "now" else "\n" + "\n".join(
+                f"# ...then: {c.context.replace('_', ' ')}" for c in calls[i + 1:])
+            check_tensor(got, want, tol, text(f"context.{call.context}", what=what, moment=text(f"context.{moment}")),
+                         _code(call) + later, shape)
+
+
+def backpropagates_in_train_mode(student, task: AttentionTask, device: str) -> None:
+    """Dropout 0.5, train mode, the decoder's sizes: a loss backpropagates (no in-place write
+    into what autograd still needs), as a training step does."""
+    call = _calls(task)[2]
+    code = call.case.code() + "\n# module = ...(dropout=0.5); module.train(); module(...) * R).sum().backward()"
+    try:
+        _, module, _ = _build(student, task, call.case, 0.5, device, read=None)
+        module.train()
+        q, _, v, _ = inputs(call.case)
+        R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=7)
+        student.request("gradients", target=module.handle, calls=[[None, inputs(call.case, device=device)]],
+                        cotangent=R.float().to(device))
+    except StudentError as error:
+        raise CheckFailed(raised(error, code)) from None
+
+
+
+def with_contexts(checks: list[Check], task: AttentionTask) -> list[Check]:
+    """The task's checks, each of the output, the weights and the gradients followed, once its
+    drawn examples pass, by the same property in the book's contexts."""
+    then = {"matches the reference": lambda student, ctx: judge(student, task, ctx.device, weights=False),
+            "attention_weights match the reference": lambda student, ctx: judge(student, task, ctx.device,
+                                                                                weights=True),
+            "gradients match the reference": lambda student, ctx: backpropagates_in_train_mode(student, task,
+                                                                                               ctx.device)}
+    return [dataclasses.replace(check, run=_followed(check.run, then[check.name])) if check.name in then else check
+            for check in checks]
+
+
+def _followed(run, context):
+    def both(student, ctx: Context) -> None:
+        run(student, ctx)
+        context(student, ctx)
+    return both
+
+
+# --- the decoders, as the book's predict_step drives them ------------------------------------
+STEPS = 4
+
+
+def _decoder_case() -> Case:
+    """Two sentences of 70 source tokens (more than any table sized at 64), lengths 50 and 70."""
+    B, T = 2, 70
+    src = torch.randint(0, 7, (B, T), generator=torch.Generator().manual_seed(71))
+    tgt = torch.randint(0, 7, (B, STEPS), generator=torch.Generator().manual_seed(72))
+    return Case({"src": src, "tgt": tgt, "enc_valid_lens": torch.tensor([50, T])},
+                options={"vocab_size": 7, "embed_size": 4, "num_hiddens": 5, "num_layers": 2, "seed": 71,
+                         "dtype": torch.float32},
+                recipes={"src": f"torch.randint(0, 7, ({B}, {T}), generator=torch.Generator().manual_seed(71))",
+                         "tgt": f"torch.randint(0, 7, ({B}, {STEPS}), generator=torch.Generator().manual_seed(72))"})
+
+
+def _decoder_code(case: Case, step: int, moment: str) -> str:
+    code = (f"{case.code()}\nstate = decoder.init_state(encoder(src), enc_valid_lens)\n"
+            f"for s in range({step + 1}):  # as predict_step: one step per call, the returned state carried\n"
+            f"    logits, state = decoder(tgt[:, s:s + 1], state)\n"
+            f"    weights = decoder.attention_weights  # read after each call")
+    return code + (f"\n# ...read again after step {STEPS - 1}" if moment == "later" and step < STEPS - 1 else "")
+
+
+def _predicted(student, task, device: str) -> tuple[Case, object, object, dict | StudentError]:
+    """The decoder driven one step per call: (case, encoder outputs, reference, reply)."""
+    case = _decoder_case()
+    seen = _SEEN.setdefault(student, {})
+    key = ("predict_step", task.name, device)
+    if key not in seen:
+        enc_outputs, reference, module = decoders.setup(student, task, case, device=device)
+        there, enc_there = decoders.on(device, case, enc_outputs)
+        tgt = there.tensors["tgt"]
+        calls = [[False, [enc_there, there.tensors["enc_valid_lens"]], "init_state"]]
+        calls += [[False, [tgt[:, s:s + 1], {"result_of": s, "item": None if s == 0 else 1}]] for s in range(STEPS)]
+        try:
+            reply = student.request("calls_kept", target=module.handle, calls=calls, read=["attention_weights"])
+            if not isinstance(reply, dict) or not all(
+                    isinstance(reply.get(k), list) and len(reply[k]) == len(calls) for k in ("at_call", "after")):
+                raise StudentError("ProtocolError", "calls_kept: malformed reply")
+        except StudentError as error:
+            reply = error
+        seen[key] = enc_outputs, reference, reply
+    return case, *seen[key]
+
+
+def judge_predict_step(student, task, device: str, weights: bool) -> None:
+    """Each step's logits (or its attention_weights: a list of one (B, 1, T) tensor) when the
+    decoder runs as ``predict_step`` runs it, as the call left them and after the last step,
+    against the reference decoder's teacher-forced results."""
+    case, enc_outputs, reference, reply = _predicted(student, task, device)
+    if isinstance(reply, StudentError):
+        raise CheckFailed(raised(reply, _decoder_code(case, 0, "now"))) from None
+    logits = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V) float64
+    with torch.no_grad():
+        own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
+    tol = tolerance(own, logits)
+    steps = decoders.reference_steps(reference, case, enc_outputs)  # S x (B, 1, T)
+    for step in range(STEPS):
+        for moment, key in (("now", "at_call"), ("later", "after")):
+            result, attributes = reply[key][step + 1]
+            code = _decoder_code(case, step, moment)
+            what = text("context.predict_step", step=step, moment=text(f"context.{moment}"),
+                        what=text("decoder.step_weights", step=step) if weights else decoders.LOGITS)
+            if not weights:
+                got = result[0] if isinstance(result, (tuple, list)) and len(result) == 2 else result
+                check_tensor(got, logits[:, step:step + 1], tol, what, code, "(B, 1, V)")
+                continue
+            got = attributes.get("attention_weights")
+            if not isinstance(got, (list, tuple)) or len(got) != 1:
+                raise CheckFailed(Finding(problem=text("context.one_step_weights", moment=text(f"context.{moment}")),
+                                          case_code=code, expected="[(B, 1, T)] * 1",
+                                          got=f"{len(got)} tensors" if isinstance(got, (list, tuple))
+                                          else type(got).__name__))
+            check_tensor(got[0], steps[step], 1e-5, what, code, "(B, 1, T)")
+
+
+def with_decoder_contexts(checks: list[Check], task) -> list[Check]:
+    """The decoder's checks of step-by-step logits and of per-step weights, each followed, once
+    its drawn examples pass, by the same property as ``predict_step`` decodes."""
+    then = {"step by step equals teacher forcing":
+            lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=False),
+            "attention weights per step match the reference":
+            lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=True)}
+    return [dataclasses.replace(check, run=_followed(check.run, then[check.name])) if check.name in then else check
+            for check in checks]

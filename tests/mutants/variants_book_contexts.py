@@ -1,0 +1,303 @@
+"""Mutants that only the book's own use of a module shows (SPEC §2: "Inputs as the book's own
+code passes them" and "To float rounding"): each bug beside the correct twin that differs from
+it by the fix. The drawn examples are small, fresh and contiguous; the decoder passes
+``enc_outputs.permute(1, 0, 2)`` as keys and values, calls a module again and again, trains it.
+"""
+from .harness import Mutant
+from .variants_decoders import DOT as DOT_DEC, INIT_STATE, LSTM, SEQ, _cell
+
+SOFTMAX, DOT, ADD, DIST, BIL = ("masked_softmax", "dot_product_attention", "additive_attention",
+                                "distance_attention", "bilinear_attention")
+GRADIENTS = ("gradients match the reference",)
+MATCHES = ("matches the reference",)
+WEIGHTS = ("attention_weights match the reference",)
+
+
+def _softmax_table(size: str) -> str:
+    """Positions from a table made once (a lookup table sized for the examples one tried)."""
+    return f'''
+POSITIONS = torch.arange(64)
+
+def masked_softmax(X, valid_lens):
+    global POSITIONS
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    K = X.shape[-1]{size}
+    lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens  # (B, 1) or (B, Q)
+    keep = POSITIONS[:K].to(X.device) < lens[..., None]                  # (B, 1 or Q, K)
+    return torch.softmax(X.masked_fill(~keep, -1e6), dim=-1)
+'''
+
+
+def _softmax_in(dtype: str) -> str:
+    return f'''
+def masked_softmax(X, valid_lens):
+    scores = X.to({dtype})
+    if valid_lens is not None:
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+        keep = torch.arange(X.shape[-1], device=X.device) < lens[..., None]
+        scores = scores.masked_fill(~keep, -1e6)
+    return (scores - torch.logsumexp(scores, dim=-1, keepdim=True)).exp().to(X.dtype)
+'''
+
+
+def _dot(body: str, init: str = "") -> str:
+    """A DotProductAttention whose forward ends with ``body`` (scores computed above it)."""
+    return f'''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.p = dropout{init}
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])  # (B, Q, K)
+{body}'''
+
+
+def _additive(keys: str) -> str:
+    return f'''
+class AdditiveAttention(nn.Module):
+    def __init__(self, num_hiddens, dropout):
+        super().__init__()
+        self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+        self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+        self.w_v = nn.LazyLinear(1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens):
+        B, K, _ = keys.shape
+        projected = {keys}  # (B, K, H)
+        features = torch.tanh(self.W_q(queries).unsqueeze(2) + projected.unsqueeze(1))  # (B, Q, K, H)
+        self.attention_weights = masked_softmax(self.w_v(features).squeeze(-1), valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+
+
+def _distance(weights: str) -> str:
+    return f'''
+class DistanceAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scores = -torch.cdist(queries, keys) ** 2 / (2 * math.sqrt(queries.shape[-1]))  # (B, Q, K)
+        K = keys.shape[1]
+        if valid_lens is None:
+            keep = torch.ones_like(scores, dtype=torch.bool)
+        else:
+            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+            keep = torch.arange(K, device=scores.device) < lens[..., None]  # (B, 1 or Q, K)
+        {weights}
+        self.attention_weights = e / e.sum(-1, keepdim=True).clamp_min(1e-30)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+
+
+def _distance_in(dtype: str) -> str:
+    return f'''
+class DistanceAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        distances = torch.cdist(queries.to({dtype}), keys.to({dtype})).to(queries.dtype)
+        scores = -distances ** 2 / (2 * math.sqrt(queries.shape[-1]))
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+
+
+def _bilinear(store: str) -> str:
+    return f'''
+class BilinearAttention(nn.Module):
+    def __init__(self, query_size, dropout):
+        super().__init__()
+        self.M = nn.LazyLinear(query_size, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scores = torch.bmm(queries, self.M(keys).transpose(1, 2)) / math.sqrt(queries.shape[-1])
+        weights = masked_softmax(scores, valid_lens)  # (B, Q, K)
+        {store}
+        return torch.bmm(self.dropout(weights), values)
+'''
+
+
+_BUFFER = '''if getattr(self, "_buffer", None) is None or self._buffer.shape != weights.shape \\
+                or self._buffer.dtype != weights.dtype or self._buffer.device != weights.device:
+            self._buffer = torch.empty_like(weights)
+        self._buffer.copy_(weights.detach())'''
+
+_DOT_OUT = '''        self.attention_weights = masked_softmax(scores, valid_lens)
+        out = torch.bmm(self.dropout(self.attention_weights), values)  # (B, Q, v)
+        if getattr(self, "_out", None) is None or self._out.shape != out.shape \\
+                or self._out.dtype != out.dtype or self._out.device != out.device:
+            self._out = torch.empty_like(out)
+        self._out.copy_(out)  # one buffer for every call
+'''
+
+_HAND_DROPOUT = '''        weights = masked_softmax(scores, valid_lens)
+        self.attention_weights = weights.clone()
+        if self.training and self.p > 0:
+            keep = (torch.rand_like(weights) >= self.p).to(weights.dtype)
+            {apply}
+        return torch.bmm(weights, values)
+'''
+
+_NAMED_LSTM = '''
+    def init_state(self, enc_outputs, enc_valid_lens):
+        outputs, (h, c) = enc_outputs
+        return outputs.permute(1, 0, 2), LSTMState(h, c), enc_valid_lens
+
+    def forward(self, X, state):
+        enc_outputs, hidden_state, enc_valid_lens = state
+        X = self.embedding(X).permute(1, 0, 2)  # (S, B, E)
+        outputs, self._attention_weights = [], []
+        for x in X:
+            query = hidden_state.h[-1].unsqueeze(1)  # (B, 1, H)
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # (B, 1, H)
+            x = torch.cat((context, x.unsqueeze(1)), dim=-1)
+            out, (h, c) = self.rnn(x.permute(1, 0, 2), tuple(hidden_state))
+            hidden_state = LSTMState(h, c)
+            outputs.append(out)
+            self._attention_weights.append(self.attention.attention_weights)
+        outputs = self.dense(torch.cat(outputs, dim=0))  # (S, B, V)
+        return outputs.permute(1, 0, 2), (enc_outputs, hidden_state, enc_valid_lens)
+'''
+
+_CHECKPOINT = '''
+class AdditiveAttention(nn.Module):
+    def __init__(self, num_hiddens, dropout):
+        super().__init__()
+        self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+        self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+        self.w_v = nn.LazyLinear(1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def scores(self, queries, keys):
+        features = torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))  # (B, Q, K, H)
+        return self.w_v(features).squeeze(-1)  # (B, Q, K)
+
+    def forward(self, queries, keys, values, valid_lens):
+        scores = torch.utils.checkpoint.checkpoint(self.scores, queries, keys, use_reentrant=False)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+
+CORRECT = [
+    Mutant(SOFTMAX, "position_table_grown", _softmax_table('''
+    if POSITIONS.numel() < K:
+        POSITIONS = torch.arange(K)'''), correct=True),
+    Mutant(SOFTMAX, "logsumexp_in_the_input_dtype", _softmax_in("X.dtype"), correct=True),
+    Mutant(DOT, "weights_kept_in_every_mode", _dot('''        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''), correct=True),
+    Mutant(DOT, "valid_lens_of_this_call", _dot('''        self.lens = valid_lens
+        self.attention_weights = masked_softmax(scores, self.lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''), correct=True),
+    Mutant(DOT, "dropout_by_hand_out_of_place", _dot(_HAND_DROPOUT.format(
+        apply="weights = weights * keep / (1 - self.p)")), correct=True),
+    Mutant(DOT, "output_buffer_returned_as_a_copy", _dot(_DOT_OUT + "        return self._out.clone()\n"),
+           correct=True),
+    Mutant(ADD, "keys_reshaped", _additive("self.W_k(keys.reshape(B * K, -1)).reshape(B, K, -1)"), correct=True),
+    Mutant(ADD, "features_checkpointed", _CHECKPOINT, correct=True),
+    Mutant(DIST, "exp_after_the_row_max", _distance(
+        "scores = scores.masked_fill(~keep, float('-inf'))\n"
+        "        top = scores.amax(-1, keepdim=True).clamp_min(-1e30)  # a row with no valid key: no max\n"
+        "        e = torch.exp(scores - top) * keep"), correct=True),
+    Mutant(DIST, "cdist_in_the_input_dtype", _distance_in("queries.dtype"), correct=True),
+    Mutant(BIL, "weights_copied_from_the_buffer", _bilinear(_BUFFER + "\n        self.attention_weights = "
+                                                                      "self._buffer.clone()"), correct=True),
+    Mutant(LSTM, "namedtuple_state", "from collections import namedtuple\n"
+           "LSTMState = namedtuple('LSTMState', ['h', 'c'])\n" + _cell(LSTM, _NAMED_LSTM), correct=True),
+]
+
+BUGS = [
+    Mutant(SOFTMAX, "position_table_of_64", _softmax_table(""), correct=False),
+    Mutant(SOFTMAX, "float64_in_float32", _softmax_in("torch.float32"), correct=False,
+           must_fail=("matches the reference with 1-D valid_lens",)),
+    # SPEC "To float rounding": a float32 √d (torch.tensor(d) is int64, its sqrt float32) scales
+    # float64 scores with float32's rounding (9e-9 where float64 allows about 1e-15).
+    Mutant(DOT, "sqrt_d_in_float32", _dot('''        scores = scores * math.sqrt(queries.shape[-1]) / torch.sqrt(torch.tensor(queries.shape[-1]))
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''), correct=False, fails_only=MATCHES + WEIGHTS),
+    Mutant(DOT, "weights_kept_in_eval_only", _dot('''        weights = masked_softmax(scores, valid_lens)
+        if not self.training:
+            self.attention_weights = weights
+        return torch.bmm(self.dropout(weights), values)
+'''), correct=False, fails_only=WEIGHTS),
+    Mutant(DOT, "valid_lens_kept_from_the_last_call", _dot('''        if valid_lens is not None:
+            self.lens = valid_lens
+        self.attention_weights = masked_softmax(scores, getattr(self, "lens", None))
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''), correct=False, must_fail=MATCHES),
+    Mutant(DOT, "dropout_by_hand_in_place", _dot(_HAND_DROPOUT.format(
+        apply="weights.mul_(keep / (1 - self.p))  # in place: softmax's backward needs its output")),
+           correct=False, fails_only=GRADIENTS),
+    Mutant(DOT, "output_buffer_returned", _dot(_DOT_OUT + "        return self._out\n"), correct=False,
+           fails_only=MATCHES),
+    Mutant(ADD, "view_on_keys", _additive("self.W_k(keys.view(B * K, -1)).view(B, K, -1)"), correct=False,
+           must_fail=MATCHES),
+    Mutant(DIST, "exp_without_the_row_max", _distance("e = torch.exp(scores) * keep"), correct=False,
+           must_fail=MATCHES),
+    Mutant(DIST, "float64_in_float32", _distance_in("torch.float32"), correct=False, must_fail=MATCHES),
+    Mutant(BIL, "weights_are_a_buffer", _bilinear(_BUFFER + "\n        self.attention_weights = self._buffer"),
+           correct=False, fails_only=WEIGHTS),
+]
+
+MUTANTS = CORRECT + BUGS
+
+
+# --- the decoders as predict_step drives them: one step per call, weights read after each ---
+def _forward(new_list: str, returned: str = "outputs.permute(1, 0, 2)", extra: str = "") -> str:
+    return INIT_STATE + f'''
+    def forward(self, X, state):
+        enc_outputs, hidden_state, enc_valid_lens = state
+        X = self.embedding(X).permute(1, 0, 2)  # (S, B, E)
+        outputs = []
+        {new_list}
+        for x in X:
+            query = hidden_state[-1].unsqueeze(1)  # (B, 1, H)
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # (B, 1, H)
+            out, hidden_state = self.rnn(torch.cat((context, x.unsqueeze(1)), dim=-1).permute(1, 0, 2), hidden_state)
+            outputs.append(out)
+            self._attention_weights.append(self.attention.attention_weights)
+        outputs = self.dense(torch.cat(outputs, dim=0))  # (S, B, V){extra}
+        return {returned}, (enc_outputs, hidden_state, enc_valid_lens)
+'''
+
+
+_RESET_IN_INIT = INIT_STATE.replace("        outputs, hidden_state = enc_outputs",
+                                    "        outputs, hidden_state = enc_outputs\n        self._attention_weights = []")
+_LOGITS_BUFFER = '''
+        if getattr(self, "_logits", None) is None or self._logits.shape != outputs.shape \\
+                or self._logits.dtype != outputs.dtype or self._logits.device != outputs.device:
+            self._logits = torch.empty_like(outputs)
+        self._logits.copy_(outputs)  # one buffer for every call'''
+
+DECODER_CORRECT = [
+    Mutant(SEQ, "weights_list_new_in_each_forward", _cell(SEQ, _forward("self._attention_weights = []")),
+           correct=True),
+    Mutant(SEQ, "weights_list_replaced_not_cleared", _cell(SEQ, _forward(
+        "self._attention_weights = []  # a new list: the caller keeps the last one")), correct=True),
+    Mutant(DOT_DEC, "logits_buffer_copied_out", _cell(DOT_DEC, _forward(
+        "self._attention_weights = []", "self._logits.clone().permute(1, 0, 2)", _LOGITS_BUFFER)), correct=True),
+]
+DECODER_BUGS = [
+    Mutant(SEQ, "weights_list_reset_in_init_state_only", _cell(SEQ, _forward("").replace(
+        INIT_STATE, _RESET_IN_INIT)), correct=False, must_fail=("attention weights per step match the reference",)),
+    Mutant(SEQ, "weights_list_cleared_in_place", _cell(SEQ, _forward(
+        "if not hasattr(self, '_attention_weights'):\n            self._attention_weights = []\n"
+        "        self._attention_weights.clear()  # the same list object every call")), correct=False,
+           fails_only=("attention weights per step match the reference",)),
+    Mutant(DOT_DEC, "logits_buffer_returned", _cell(DOT_DEC, _forward(
+        "self._attention_weights = []", "self._logits.permute(1, 0, 2)", _LOGITS_BUFFER)), correct=False,
+           fails_only=("step by step equals teacher forcing",)),
+]
+
+MUTANTS += DECODER_CORRECT + DECODER_BUGS
