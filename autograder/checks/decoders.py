@@ -192,7 +192,7 @@ def _matches(task: DecoderTask):
                 with torch.no_grad():
                     own = reference(case.tensors["tgt"], reference.init_state(
                         map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
-                return expected, tolerance(own, expected)
+                return expected, tolerance(own, expected, case.options["dtype"])
             expected, tol = reference_result("decoder logits", logits_and_tolerance, reference, case.tensors,
                                              enc_outputs)
             try:
@@ -201,7 +201,7 @@ def _matches(task: DecoderTask):
                 mistakes = {mid: (lambda cls=cls: expected_logits(task, reference, case, enc_outputs, cls))
                             for mid, cls in _mistaken(task).items()}
                 failed.finding.mistake = name_mistake((got, expected, variant_outputs(mistakes)),
-                                                      lambda: iter(()), tol)
+                                                      lambda: iter(()), max(tol, 1e-5))  # float32's
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
         search(decoder_cases(), test, ctx, max_examples=max(5, ctx.max_examples // 2))

@@ -18,7 +18,8 @@ import pytest
 
 from tests.notebooks.cells import nbgrader, read, source_path, without_delimiters
 
-from . import variants_attention, variants_decoders, variants_older_book, variants_softmax, variants_spec
+from . import (variants_attention, variants_book_contexts, variants_decoders, variants_older_book, variants_softmax,
+               variants_spec)
 from .harness import ASSIGNMENT_OF, Mutant, grade
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,12 +28,15 @@ pytestmark = [pytest.mark.slow,
 SAMPLE_ALSO = {"subclasses_own_seq2seq_decoder", "subclasses_own_dot_product_attention",
                "tolist_then_mask_on_X_device", "tolist_then_mask_on_the_cpu", "book_dropout_layer_mask_on_the_cpu",
                "sdpa_boolean_mask", "none_lengths_filled_on_the_cpu", "d2l_017_key_and_query_sizes",
-               "gru_state_with_zero_cell", "detaches_the_state_each_step", "one_hot_breaks_on_int32"}
+               "gru_state_with_zero_cell", "detaches_the_state_each_step", "one_hot_breaks_on_int32",
+               "output_buffer_returned", "weights_are_a_buffer", "logits_buffer_returned",
+               "weights_list_cleared_in_place", "namedtuple_state", "features_checkpointed"}
 
 
 def sample() -> list[Mutant]:
     chosen: list[Mutant] = []
-    for module in (variants_softmax, variants_attention, variants_decoders, variants_spec, variants_older_book):
+    for module in (variants_softmax, variants_attention, variants_decoders, variants_spec, variants_older_book,
+                   variants_book_contexts):
         for task in ASSIGNMENT_OF:
             for correct in (True, False):
                 first = next((m for m in module.MUTANTS if m.task_id == task and m.correct == correct), None)
