@@ -21,8 +21,8 @@ from ..results import text
 from ..sandbox.protocol import Handle
 from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
-from .compare import (call_float64, check_shape, check_tensor, fingerprint, float64_twin, heatmap, in_dtype,
-                      reference_result, tolerance)
+from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin, heatmap,
+                      in_dtype, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
@@ -269,7 +269,8 @@ def compare_output(student, task: AttentionTask, case: Case, device: str) -> Non
     try:
         check_tensor(got, output, tol, OUTPUT, case.code, "(B, Q, v)")
     except CheckFailed as failed:
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), False, device)
+        failed.finding.mistake = (_diagnose(student, task, reference, case, got, max(tol, 1e-5), False, device)
+                                  or float32_inside(got, output, tol, case.tensors["queries"].dtype))
         failed.finding.heatmap = heatmap(got_weights, weights)
         raise
 
@@ -279,11 +280,13 @@ def compare_weights(student, task: AttentionTask, case: Case, device: str) -> No
     if isinstance(got, StudentError):
         raise got
     _, weights, tol = expected(reference, case)
+    dtype = case.tensors["queries"].dtype
+    tol = max(tol, 1e-5 * in_dtype(dtype))
     try:
-        check_tensor(got, weights, max(tol, 1e-5 * in_dtype(got.dtype if isinstance(got, Tensor) else torch.float32)),
-                     WEIGHTS, case.code, "(B, Q, K)")
+        check_tensor(got, weights, tol, WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, max(tol, 1e-5), True, device)
+        failed.finding.mistake = (_diagnose(student, task, reference, case, got, max(tol, 1e-5), True, device)
+                                  or float32_inside(got, weights, tol, dtype))
         failed.finding.heatmap = heatmap(got, weights)
         raise
 

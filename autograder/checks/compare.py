@@ -40,6 +40,13 @@ def in_dtype(dtype: torch.dtype) -> float:
     return 16 * torch.finfo(dtype).eps / torch.finfo(torch.float32).eps
 
 
+def float32_inside(got, expected: Tensor, tol: float, dtype: torch.dtype) -> str | None:
+    """``"float32_inside"`` when a float64 result misses ``tol`` (float64's) by no more than
+    float32's rounding would: something on the way computes in float32."""
+    scale = in_dtype(dtype)
+    return "float32_inside" if scale < 1 and close(got, expected, tol / scale) else None
+
+
 def rounding(scores: Tensor) -> float:
     """How far float rounding alone may move weights computed from ``scores``: a few units in
     the last place of the largest score. An equally right form (``X - logsumexp(X)``, say)

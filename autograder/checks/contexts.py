@@ -49,6 +49,10 @@ def _calls(task: AttentionTask) -> list[Call]:
             Call(case(51, torch.tensor([[3, K + 5], [70, 1]])), True, False, "train_mode")]
 
 
+THEN = {"none_after_lens": "module(other_queries, keys, values, valid_lens=None)",
+        "train_mode": "module.train(); module(other_queries, other_keys, other_values, other_valid_lens)"}
+
+
 def _code(call: Call) -> str:
     lines = [call.case.code()]
     if call.permuted:
@@ -114,8 +118,7 @@ def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
             got = attributes.get("attention_weights") if weights else result
             if weights:
                 tol = max(tol, 1e-5)  # as the weights check allows (float32 inputs)
-            later = "" if moment == "now" else "\n" + "\n".join(
-                f"# ...then: {c.context.replace('_', ' ')}" for c in calls[i + 1:])
+            later = "" if moment == "now" else "\n" + "\n".join(f"# ...then: {THEN[c.context]}" for c in calls[i + 1:])
             check_tensor(got, want, tol, text(f"context.{call.context}", what=what, moment=text(f"context.{moment}")),
                          _code(call) + later, shape)
 

@@ -18,8 +18,8 @@ from ..results import Heatmap, text
 from ..sandbox.proxy import StudentError
 from . import gradients
 from .attention import build_remote, called_then
-from .compare import (call_float64, check_shape, check_tensor, float64_twin, heatmap, reference_result,
-                      tolerance)
+from .compare import (call_float64, check_shape, check_tensor, float32_inside, float64_twin, heatmap,
+                      reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
@@ -201,7 +201,8 @@ def _matches(task: DecoderTask):
                 mistakes = {mid: (lambda cls=cls: expected_logits(task, reference, case, enc_outputs, cls))
                             for mid, cls in _mistaken(task).items()}
                 failed.finding.mistake = name_mistake((got, expected, variant_outputs(mistakes)),
-                                                      lambda: iter(()), max(tol, 1e-5))  # float32's
+                                                      lambda: iter(()), max(tol, 1e-5)) \
+                    or float32_inside(got, expected, tol, case.options["dtype"])  # float32's tolerance above
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
         search(decoder_cases(), test, ctx, max_examples=max(5, ctx.max_examples // 2))

@@ -4,7 +4,7 @@ import torch
 from reference.attention import keep_mask, masked_softmax as reference_softmax
 
 from ..results import text
-from .compare import check_shape, check_tensor, rounding, tolerance
+from .compare import check_shape, check_tensor, float32_inside, rounding, tolerance
 from .core import Check, CheckFailed, Context, fail, in_context, search
 from . import devices
 from .diagnosis import Observation, name_mistake, variant_outputs
@@ -64,7 +64,7 @@ def compare_to_reference(student, case: Case) -> None:
     try:
         check_tensor(got, expected, tol, WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
-        failed.finding.mistake = diagnose(student, got, case, tol32)
+        failed.finding.mistake = diagnose(student, got, case, tol32) or float32_inside(got, expected, tol, X.dtype)
         raise
 
 

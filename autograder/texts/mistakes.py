@@ -24,6 +24,13 @@ TEXTS: dict[str, tuple[str, str]] = {
     "mistake.ignores_valid_lens": (
         'valid_lens is ignored: nothing is masked',
         'valid_lens игнорируется: ничего не маскируется'),
+    "mistake.float32_inside": (
+        'the inputs are float64, but your result is off by float32\'s rounding: something on the way computes in '
+        'float32 (a `.float()`, `torch.tensor(d)`, which is int64, so its square root is float32, or a tensor made '
+        'without `dtype=`); compute in the input\'s dtype',
+        'входы во float64, но ваш результат отличается на ошибку округления float32: где-то по пути вычисления идут '
+        'во float32 (`.float()`, `torch.tensor(d)` — это int64, и его квадратный корень во float32 — или тензор, '
+        'созданный без `dtype=`); считайте в типе входа'),
     "mistake.no_sqrt": (
         'the scores are not divided by √d',
         'оценки не поделены на √d'),

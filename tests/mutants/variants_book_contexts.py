@@ -219,13 +219,13 @@ CORRECT = [
 BUGS = [
     Mutant(SOFTMAX, "position_table_of_64", _softmax_table(""), correct=False),
     Mutant(SOFTMAX, "float64_in_float32", _softmax_in("torch.float32"), correct=False,
-           must_fail=("matches the reference with 1-D valid_lens",)),
+           must_fail=("matches the reference with 1-D valid_lens",), mistake="float32_inside"),
     # SPEC "To float rounding": a float32 √d (torch.tensor(d) is int64, its sqrt float32) scales
     # float64 scores with float32's rounding (9e-9 where float64 allows about 1e-15).
     Mutant(DOT, "sqrt_d_in_float32", _dot('''        scores = scores * math.sqrt(queries.shape[-1]) / torch.sqrt(torch.tensor(queries.shape[-1]))
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.bmm(self.dropout(self.attention_weights), values)
-'''), correct=False, fails_only=MATCHES + WEIGHTS),
+'''), correct=False, fails_only=MATCHES + WEIGHTS, mistake="float32_inside"),
     Mutant(DOT, "weights_kept_in_eval_only", _dot('''        weights = masked_softmax(scores, valid_lens)
         if not self.training:
             self.attention_weights = weights
@@ -245,7 +245,8 @@ BUGS = [
            must_fail=MATCHES),
     Mutant(DIST, "exp_without_the_row_max", _distance("e = torch.exp(scores) * keep"), correct=False,
            must_fail=MATCHES),
-    Mutant(DIST, "float64_in_float32", _distance_in("torch.float32"), correct=False, must_fail=MATCHES),
+    Mutant(DIST, "float64_in_float32", _distance_in("torch.float32"), correct=False, must_fail=MATCHES,
+           mistake="float32_inside"),
     Mutant(BIL, "weights_are_a_buffer", _bilinear(_BUFFER + "\n        self.attention_weights = self._buffer"),
            correct=False, fails_only=WEIGHTS),
 ]
