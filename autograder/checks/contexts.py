@@ -2,13 +2,15 @@
 code passes them"): the drawn examples are small, fresh and contiguous; the decoders and the
 training loop are none of these.
 
-One module, built with the reference's weights, is called three times in a row in the worker:
+One module, built with the reference's weights, is called four times in a row in the worker:
 as the decoder calls it (keys and values ``enc_outputs.permute(1, 0, 2)``, non-contiguous, 130
-of them, the queries far from every key), then with ``valid_lens=None`` (nothing masked, whatever
-the call before masked), then in train mode at dropout 0 (it keeps ``attention_weights`` there
-too). Each call's output and weights are compared with the reference's twice: as the call left
-them, and after the last call (a later call must not change what an earlier one returned). And a
-module with dropout 0.5 in train mode must backpropagate, as training does.
+of them, the queries far from every key); again on the same key and value tensors with new
+values written into them (a training loop's reused buffers: nothing may be cached by a
+tensor's identity); with ``valid_lens=None`` (nothing masked, whatever the call before masked);
+in train mode at dropout 0 (it keeps ``attention_weights`` there too). Each call's output and
+weights are compared with the reference's twice: as the call left them, and after the last
+call (a later call must not change what an earlier one returned). And a module with dropout
+0.5 in train mode must backpropagate, as training does.
 """
 import dataclasses
 import weakref
@@ -45,17 +47,21 @@ def _calls(task: AttentionTask) -> list[Call]:
                     options={"num_hiddens": 3} if task.hidden else {},
                     recipes={"queries": q_recipe, "keys": k_recipe, "values": k_recipe})
     return [Call(case(31, torch.tensor([100, K]), FAR), False, True, "as_decoder"),
+            Call(case(61, torch.tensor([100, K])), False, True, "inputs_overwritten"),
             Call(case(41, None), False, True, "none_after_lens"),
             Call(case(51, torch.tensor([[3, K + 5], [70, 1]])), True, False, "train_mode")]
 
 
-THEN = {"none_after_lens": "module(other_queries, keys, values, valid_lens=None)",
-        "train_mode": "module.train(); module(other_queries, other_keys, other_values, other_valid_lens)"}
+THEN = {"none_after_lens": "module(other_queries, other_keys, other_values, valid_lens=None)",
+        "train_mode": "module.train(); module(other_queries, other_keys, other_values, other_valid_lens)",
+        "inputs_overwritten": "keys[:] = new_keys; values[:] = new_values; module(new_queries, keys, values, lens)"}
 
 
 def _code(call: Call) -> str:
     lines = [call.case.code()]
-    if call.permuted:
+    if call.context == "inputs_overwritten":
+        lines.append("# keys and values: the first call's tensors, these values written into them in place")
+    elif call.permuted:
         lines.append("keys = values = keys.permute(1, 0, 2).contiguous().permute(1, 0, 2)"
                      "  # non-contiguous, as enc_outputs.permute(1, 0, 2)")
     lines.append("module.train()  # dropout=0" if call.train else "module.eval()")
@@ -64,6 +70,8 @@ def _code(call: Call) -> str:
 
 def _arguments(call: Call) -> list:
     q, k, v, lens = inputs(call.case)
+    if call.context == "inputs_overwritten":  # into the first call's keys and values (arguments 1 and 2)
+        return [q, {"overwrite": [0, 1], "with": k}, {"overwrite": [0, 2], "with": v}, lens]
     if not call.permuted:
         return [q, k, v, lens]
     keys_first = k.permute(1, 0, 2).contiguous()  # (K, B, D): as the encoder's outputs are laid out
@@ -95,7 +103,7 @@ def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | 
 def _on(arguments: list, device: str) -> list:
     def moved(a):
         if isinstance(a, dict):
-            return {"permute": a["permute"], "of": a["of"].to(device)}
+            return {key: value.to(device) if isinstance(value, torch.Tensor) else value for key, value in a.items()}
         return a if a is None else a.to(device)
     return [moved(a) for a in arguments]
 
@@ -161,6 +169,7 @@ def _followed(run, context):
 
 # --- the decoders, as the book's predict_step drives them ------------------------------------
 STEPS = 4
+FIRST_STEP = 2  # the calls: init_state of the sentence decoded, init_state of another, then the steps
 
 
 def _decoder_case() -> Case:
@@ -177,6 +186,7 @@ def _decoder_case() -> Case:
 
 def _decoder_code(case: Case, step: int, moment: str) -> str:
     code = (f"{case.code()}\nstate = decoder.init_state(encoder(src), enc_valid_lens)\n"
+            f"other_state = decoder.init_state(encoder(other_src), other_lens)  # made, not used here\n"
             f"for s in range({step + 1}):  # as predict_step: one step per call, the returned state carried\n"
             f"    logits, state = decoder(tgt[:, s:s + 1], state)\n"
             f"    weights = decoder.attention_weights  # read after each call")
@@ -191,9 +201,11 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
     if key not in seen:
         enc_outputs, reference, module = decoders.setup(student, task, case, device=device)
         there, enc_there = decoders.on(device, case, enc_outputs)
-        tgt = there.tensors["tgt"]
-        calls = [[False, [enc_there, there.tensors["enc_valid_lens"]], "init_state"]]
-        calls += [[False, [tgt[:, s:s + 1], {"result_of": s, "item": None if s == 0 else 1}]] for s in range(STEPS)]
+        tgt, other = there.tensors["tgt"], _other_sentence(task, case, device)
+        calls = [[False, [enc_there, there.tensors["enc_valid_lens"]], "init_state"],
+                 [False, other, "init_state"]]  # made before the first is decoded: its state is the argument's
+        calls += [[False, [tgt[:, s:s + 1], {"result_of": FIRST_STEP + s - 1 if s else 0, "item": 1 if s else None}]]
+                  for s in range(STEPS)]
         try:
             reply = student.request("calls_kept", target=module.handle, calls=calls, read=["attention_weights"])
             if not isinstance(reply, dict) or not all(
@@ -203,6 +215,15 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
             reply = error
         seen[key] = enc_outputs, reference, reply
     return case, *seen[key]
+
+
+def _other_sentence(task, case: Case, device: str) -> list:
+    """Another batch's (encoder outputs, lengths), as ``init_state`` takes them."""
+    encoder = decoders.references(task, case)[0]
+    src = torch.randint(0, 7, case.tensors["src"].shape, generator=torch.Generator().manual_seed(73))
+    with torch.no_grad():
+        outputs = encoder(src)
+    return [decoders.map_tensors(outputs, lambda t: t.to(device)), torch.tensor([70, 30], device=device)]
 
 
 def judge_predict_step(student, task, device: str, weights: bool) -> None:
@@ -219,7 +240,7 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
     steps = decoders.reference_steps(reference, case, enc_outputs)  # S x (B, 1, T)
     for step in range(STEPS):
         for moment, key in (("now", "at_call"), ("later", "after")):
-            result, attributes = reply[key][step + 1]
+            result, attributes = reply[key][FIRST_STEP + step]
             code = _decoder_code(case, step, moment)
             what = text("context.predict_step", step=step, moment=text(f"context.{moment}"),
                         what=text("decoder.step_weights", step=step) if weights else decoders.LOGITS)

@@ -99,7 +99,7 @@ def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu", r
 
 def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None):
     """``setup``'s work; with ``read`` (a list), also the decoding's calls and those attributes."""
-    encoder, reference, weights = _references(task, case)
+    encoder, reference, weights = references(task, case)
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
         enc_outputs = encoder(src)
@@ -129,7 +129,7 @@ def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, 
 _REFERENCES = Kept()
 
 
-def _references(task: DecoderTask, case: Case) -> tuple[torch.nn.Module, torch.nn.Module, dict]:
+def references(task: DecoderTask, case: Case) -> tuple[torch.nn.Module, torch.nn.Module, dict]:
     """The reference encoder and decoder for the case's sizes, in eval mode, lazily initialised
     and given their random weights (from the case's seed); and the decoder's weights by name.
     Built once per process, sizes and seed: the checks only call them."""

@@ -173,17 +173,20 @@ class Runner:
         tensor permuted: non-contiguous, as the decoders pass ``enc_outputs.permute(1, 0, 2)``).
         A call ``[train, args, method]`` calls that method instead (a decoder's ``init_state``),
         and ``{"result_of": i, "item": k}`` is item k (or all, for None) of the i-th call's result (the state a
-        decoder returned, carried to its next call as the book's ``predict_step`` does).
+        decoder returned, carried to its next call as the book's ``predict_step`` does);
+        ``{"overwrite": [i, j], "with": tensor}`` is the i-th call's argument j with these values
+        written into it in place (a training loop's reused input buffer).
         Returns each call's result and attributes ``read`` twice: copied as the call left them
         (``at_call``), and as they stand after the last call (``after``, not copied), so what a
         later call changed in an earlier result (a returned view of a buffer, a list cleared
         in place) comes back changed. The grader compares both with its own computation."""
         module = self._target(target)
-        at_call, after, results = [], [], []
+        at_call, after, results, given = [], [], [], []
         for train, args, *method in calls:
             module.train(bool(train))
             func = getattr(module, method[0]) if method and method[0] else module
-            result = func(*[self._argument(a, results) for a in args])
+            given.append([self._argument(a, results, given) for a in args])
+            result = func(*given[-1])
             results.append(result)
             attributes = {name: getattr(module, name, None) for name in read}
             after.append([result, attributes])
@@ -191,7 +194,11 @@ class Runner:
                                     [result, attributes]))
         return {"at_call": at_call, "after": after}
 
-    def _argument(self, value, results: list):
+    def _argument(self, value, results: list, given: list):
+        if isinstance(value, dict) and set(value) == {"overwrite", "with"}:
+            call, index = value["overwrite"]
+            with torch.no_grad():
+                return given[call][index].copy_(self._in(value["with"]))
         if isinstance(value, dict) and set(value) == {"permute", "of"}:
             return self._in(value["of"]).permute(*value["permute"])
         if isinstance(value, dict) and set(value) == {"result_of", "item"}:

@@ -193,6 +193,11 @@ _PROBLEMS = {
         "(`predict_step` reads it after every call: start a new list in each `forward`), {moment}",
         "после вызова `forward` на один шаг attention_weights должен содержать ровно один тензор, этого шага "
         "(`predict_step` читает его после каждого вызова: заводите новый список в каждом `forward`), {moment}"),
+    "context.inputs_overwritten": (
+        "{what} of a call on the first call's key and value tensors with new values written into them (a "
+        "training loop reuses its buffers: nothing may be kept by a tensor's identity), {moment}",
+        "{what} при вызове с теми же тензорами ключей и значений, что и в первом вызове, но с записанными в них "
+        "новыми значениями (цикл обучения переиспользует буферы: ничего нельзя запоминать по тензору), {moment}"),
     "context.now": ("as the call returned it", "сразу после вызова"),
     "context.later": (
         "read again after the later calls (a later call must not change what an earlier one returned: "

@@ -301,4 +301,32 @@ DECODER_BUGS = [
            fails_only=("step by step equals teacher forcing",)),
 ]
 
-MUTANTS += DECODER_CORRECT + DECODER_BUGS
+# Found by a blind tester: results that depend on earlier calls through something kept on self.
+_KEYS_CACHED_BY = '''
+class BilinearAttention(nn.Module):
+    def __init__(self, query_size, dropout):
+        super().__init__()
+        self.M = nn.LazyLinear(query_size, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        key = {key}  # the decoder passes the same keys at every step: project them once
+        if getattr(self, "_key", None) != key:
+            self._key, self._projected = key, self.M(keys)  # (B, K, q)
+        scores = torch.bmm(queries, self._projected.transpose(1, 2)) / math.sqrt(queries.shape[-1])
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+_STATE_ON_SELF = INIT_STATE.replace("        return outputs.permute(1, 0, 2), hidden_state, enc_valid_lens",
+                                    "        self._enc = outputs.permute(1, 0, 2), enc_valid_lens  # kept for forward\n"
+                                    "        return outputs.permute(1, 0, 2), hidden_state, enc_valid_lens")
+MUTANTS += DECODER_CORRECT + DECODER_BUGS + [
+    Mutant(BIL, "keys_projection_cached_by_identity", _KEYS_CACHED_BY.format(
+        key="(keys.data_ptr(), tuple(keys.shape), keys.dtype, keys.device)"), correct=False, must_fail=MATCHES),
+    Mutant(BIL, "keys_projected_at_every_call", _KEYS_CACHED_BY.format(key="object()"), correct=True),
+    Mutant(SEQ, "encoder_outputs_kept_on_self", _cell(SEQ, _forward("self._attention_weights = []").replace(
+        INIT_STATE, _STATE_ON_SELF).replace(
+        "enc_outputs, hidden_state, enc_valid_lens = state\n",
+        "_, hidden_state, _ = state\n        enc_outputs, enc_valid_lens = self._enc  # the last init_state's\n")),
+        correct=False, must_fail=("step by step equals teacher forcing",)),
+]
