@@ -22,7 +22,7 @@ from ..results import Finding, text
 from ..sandbox.proxy import StudentError
 from . import decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, _build, _reference, expected, inputs
-from .compare import check_tensor, tolerance
+from .compare import check_tensor, reference_result, tolerance
 from .core import Check, CheckFailed, Context, raised
 from .inputs import Case, values
 
@@ -132,10 +132,10 @@ def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
 
 
 def backpropagates_in_train_mode(student, task: AttentionTask, device: str) -> None:
-    """Dropout 0.5, train mode, the decoder's sizes: a loss backpropagates (no in-place write
-    into what autograd still needs), as a training step does."""
-    call = _calls(task)[2]
-    code = call.case.code() + "\n# module = ...(dropout=0.5); module.train(); module(...) * R).sum().backward()"
+    """Dropout 0.5, train mode, 130 keys: a loss backpropagates (no in-place write into what
+    autograd still needs), as a training step does."""
+    call = next(c for c in _calls(task) if c.train)
+    code = call.case.code() + "\n# module = ...(dropout=0.5); module.train(); (module(...) * R).sum().backward()"
     try:
         _, module, _ = _build(student, task, call.case, 0.5, device, read=None)
         module.train()
@@ -147,15 +147,16 @@ def backpropagates_in_train_mode(student, task: AttentionTask, device: str) -> N
         raise CheckFailed(raised(error, code)) from None
 
 
-
 def with_contexts(checks: list[Check], task: AttentionTask) -> list[Check]:
     """The task's checks, each of the output, the weights and the gradients followed, once its
     drawn examples pass, by the same property in the book's contexts."""
-    then = {"matches the reference": lambda student, ctx: judge(student, task, ctx.device, weights=False),
-            "attention_weights match the reference": lambda student, ctx: judge(student, task, ctx.device,
-                                                                                weights=True),
-            "gradients match the reference": lambda student, ctx: backpropagates_in_train_mode(student, task,
-                                                                                               ctx.device)}
+    return _followed_by(checks, {
+        "matches the reference": lambda student, ctx: judge(student, task, ctx.device, weights=False),
+        "attention_weights match the reference": lambda student, ctx: judge(student, task, ctx.device, weights=True),
+        "gradients match the reference": lambda student, ctx: backpropagates_in_train_mode(student, task, ctx.device)})
+
+
+def _followed_by(checks: list[Check], then: dict) -> list[Check]:
     return [dataclasses.replace(check, run=_followed(check.run, then[check.name])) if check.name in then else check
             for check in checks]
 
@@ -233,10 +234,12 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
     case, enc_outputs, reference, reply = _predicted(student, task, device)
     if isinstance(reply, StudentError):
         raise CheckFailed(raised(reply, _decoder_code(case, 0, "now"))) from None
-    logits = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V) float64
-    with torch.no_grad():
-        own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
-    tol = tolerance(own, logits)
+    def compute():
+        logits = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V) float64
+        with torch.no_grad():
+            own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
+        return logits, tolerance(own, logits)
+    logits, tol = reference_result("predict_step logits", compute, reference, case.tensors, enc_outputs)
     steps = decoders.reference_steps(reference, case, enc_outputs)  # S x (B, 1, T)
     for step in range(STEPS):
         for moment, key in (("now", "at_call"), ("later", "after")):
@@ -260,9 +263,8 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
 def with_decoder_contexts(checks: list[Check], task) -> list[Check]:
     """The decoder's checks of step-by-step logits and of per-step weights, each followed, once
     its drawn examples pass, by the same property as ``predict_step`` decodes."""
-    then = {"step by step equals teacher forcing":
-            lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=False),
-            "attention weights per step match the reference":
-            lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=True)}
-    return [dataclasses.replace(check, run=_followed(check.run, then[check.name])) if check.name in then else check
-            for check in checks]
+    return _followed_by(checks, {
+        "step by step equals teacher forcing":
+        lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=False),
+        "attention weights per step match the reference":
+        lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=True)})
