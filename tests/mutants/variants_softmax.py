@@ -178,7 +178,7 @@ def masked_softmax(X, valid_lens):
         keep = torch.arange(X.shape[-1], device=X.device)[None, None, :] < lens[:, :, None]
         X = X.masked_fill(~keep, -1e6)
     return torch.softmax(X, dim=-1, dtype=torch.float32)
-''', correct=False),
+''', correct=False, mistake="float32_inside"),
     Mutant(TASK, "arange_on_the_cpu", '''
 def masked_softmax(X, valid_lens):
     if valid_lens is None:
