@@ -2,12 +2,13 @@
 bugs were caught and named. Counts come from the data; results from this run's tests."""
 from .harness import OUTCOMES, TASK_IDS, Mutant
 from .variants_attention import MUTANTS as ATTENTION
+from .variants_book_contexts import MUTANTS as BOOK_CONTEXTS
 from .variants_decoders import MUTANTS as DECODERS
 from .variants_older_book import MUTANTS as OLDER_BOOK
 from .variants_softmax import MUTANTS as SOFTMAX
 from .variants_spec import HOSTILE, MUTANTS as SPEC
 
-ALL_MUTANTS: list[Mutant] = SOFTMAX + ATTENTION + DECODERS + SPEC + OLDER_BOOK + HOSTILE
+ALL_MUTANTS: list[Mutant] = SOFTMAX + ATTENTION + DECODERS + SPEC + OLDER_BOOK + BOOK_CONTEXTS + HOSTILE
 HEADER = ("task", "correct", "full pts", "bugs", "caught", "grader raised", "catalogued", "named",
           "known misses")
 

@@ -7,14 +7,7 @@ from autograder.results import SubmissionResult
 from tests.pages.prose import latin_sentences
 
 from .harness import ASSIGNMENT_OF, cases, check_bug, check_correct, grade
-from .variants_attention import MUTANTS as ATTENTION
-from .variants_book_contexts import MUTANTS as BOOK_CONTEXTS
-from .variants_decoders import MUTANTS as DECODERS
-from .variants_older_book import MUTANTS as OLDER_BOOK
-from .variants_softmax import MUTANTS as SOFTMAX
-from .variants_spec import HOSTILE, MUTANTS as SPEC
-
-MUTANTS = SOFTMAX + ATTENTION + DECODERS + SPEC + OLDER_BOOK + BOOK_CONTEXTS + HOSTILE  # cases() leaves out the sandbox-only
+from .report import ALL_MUTANTS as MUTANTS  # cases() leaves out the sandbox-only
 
 
 @pytest.mark.parametrize("mutant", cases(MUTANTS, correct=True))
