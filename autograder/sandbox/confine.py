@@ -165,6 +165,27 @@ def first_child(pid: int) -> int | None:
         return None
 
 
+def children(pid: int) -> list[int]:
+    """The children of ``pid`` (of its main thread), as the kernel lists them."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def wait_until_stopped(pid: int, timeout_s: float = 1.0) -> None:
+    """Until ``pid`` is stopped (by SIGSTOP), a zombie or gone."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("T", "t", "Z", "X"):
+            return
+        time.sleep(0.001)
+
+
 def wait_until_dead(pid: int, timeout_s: float = 5.0) -> None:
     """Until ``pid`` is a zombie or gone. For a namespace's PID 1 that means every
     process in the namespace is gone: the kernel kills and reaps them first."""
