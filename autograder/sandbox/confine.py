@@ -159,14 +159,12 @@ def _environment_args(python: str, site_dirs: list[str], cuda: bool = False) -> 
 
 def first_child(pid: int) -> int | None:
     """The oldest child of ``pid``: for bubblewrap, PID 1 of its namespace."""
-    try:
-        return int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
-    except (OSError, IndexError, ValueError):
-        return None
+    found = children(pid)
+    return found[0] if found else None
 
 
 def children(pid: int) -> list[int]:
-    """The children of ``pid`` (of its main thread), as the kernel lists them."""
+    """The children of ``pid`` (of its main thread), oldest first, as the kernel lists them."""
     try:
         return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except (OSError, ValueError):
@@ -175,26 +173,23 @@ def children(pid: int) -> list[int]:
 
 def wait_until_stopped(pid: int, timeout_s: float = 1.0) -> None:
     """Until ``pid`` is stopped (by SIGSTOP), a zombie or gone."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return
-        if state in ("T", "t", "Z", "X"):
-            return
-        time.sleep(0.001)
+    _wait_for_state(pid, {"T", "t", "Z", "X"}, timeout_s, 0.001)
 
 
 def wait_until_dead(pid: int, timeout_s: float = 5.0) -> None:
     """Until ``pid`` is a zombie or gone. For a namespace's PID 1 that means every
     process in the namespace is gone: the kernel kills and reaps them first."""
+    _wait_for_state(pid, {"Z", "X"}, timeout_s, 0.01)
+
+
+def _wait_for_state(pid: int, states: set[str], timeout_s: float, poll_s: float) -> None:
+    """Until ``pid``'s state (/proc/PID/stat) is one of ``states`` or it is gone, at most ``timeout_s``."""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             return
-        if state in ("Z", "X"):
+        if state in states:
             return
-        time.sleep(0.01)
+        time.sleep(poll_s)
