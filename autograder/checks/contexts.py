@@ -89,15 +89,24 @@ def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | 
     if (task.name, device) not in seen:
         try:
             _, module, _ = _build(student, task, calls[0].case, 0.0, device, read=None)
-            reply = student.request("calls_kept", target=module.handle, read=["attention_weights"],
-                                    calls=[[c.train, _on(_arguments(c), device)] for c in calls])
-            if not isinstance(reply, dict) or not all(
-                    isinstance(reply.get(key), list) and len(reply[key]) == len(calls) for key in ("at_call", "after")):
-                raise StudentError("ProtocolError", "calls_kept: malformed reply")
-            seen[(task.name, device)] = reply
+            seen[(task.name, device)] = calls_kept(student, module, [[c.train, _on(_arguments(c), device)]
+                                                                     for c in calls])
         except StudentError as error:
             seen[(task.name, device)] = error
     return calls, seen[(task.name, device)]
+
+
+def calls_kept(student, module, calls: list) -> dict:
+    """The worker's ``calls_kept`` on ``module``, ``attention_weights`` read after each call:
+    ``{"at_call": [...], "after": [...]}``, one ``[result, {name: value}]`` per call each.
+    A reply of any other shape is the worker's failure (``ProtocolError``), never the grader's."""
+    reply = student.request("calls_kept", target=module.handle, calls=calls, read=["attention_weights"])
+    if not isinstance(reply, dict) or not all(
+            isinstance(reply.get(key), list) and len(reply[key]) == len(calls)
+            and all(isinstance(step, list) and len(step) == 2 and isinstance(step[1], dict) for step in reply[key])
+            for key in ("at_call", "after")):
+        raise StudentError("ProtocolError", "calls_kept: malformed reply")
+    return reply
 
 
 def _on(arguments: list, device: str) -> list:
@@ -208,10 +217,7 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
         calls += [[False, [tgt[:, s:s + 1], {"result_of": FIRST_STEP + s - 1 if s else 0, "item": 1 if s else None}]]
                   for s in range(STEPS)]
         try:
-            reply = student.request("calls_kept", target=module.handle, calls=calls, read=["attention_weights"])
-            if not isinstance(reply, dict) or not all(
-                    isinstance(reply.get(k), list) and len(reply[k]) == len(calls) for k in ("at_call", "after")):
-                raise StudentError("ProtocolError", "calls_kept: malformed reply")
+            reply = calls_kept(student, module, calls)
         except StudentError as error:
             reply = error
         seen[key] = enc_outputs, reference, reply

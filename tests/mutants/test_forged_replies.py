@@ -1,0 +1,49 @@
+"""The checks in the book's contexts read what the worker's ``calls_kept`` returns: a worker
+the student has rewritten may answer anything. A forged reply fails that student's checks as
+their worker's failure; it never becomes the grader's error, and it never passes."""
+import pytest
+import torch
+
+from autograder.grading import grade_task
+from autograder.sandbox.proxy import Student, local_student
+from autograder.sandbox.runner import Runner
+
+from .harness import ASSIGNMENT_OF, notebook_namespace, settings
+from .variants_attention import MUTANTS as ATTENTION
+from .variants_decoders import MUTANTS as DECODERS
+
+STEP = [torch.zeros(1), {"attention_weights": torch.zeros(1)}]
+FORGED = {
+    "not_a_dict": [1, 2, 3],
+    "too_few_calls": {"at_call": [STEP], "after": [STEP]},
+    "steps_not_pairs": {"at_call": [1, 2, 3, 4, 5, 6], "after": [1, 2, 3, 4, 5, 6]},
+    "attributes_not_a_dict": {"at_call": [[torch.zeros(1), 7]] * 6, "after": [[torch.zeros(1), 7]] * 6},
+    "right_shape_wrong_values": {"at_call": [STEP] * 6, "after": [STEP] * 6},
+}
+
+
+def forging(runner: Runner, forged) -> Student:
+    """The runner's answers, except ``calls_kept``'s, which are ``forged``."""
+    honest = local_student(runner).transport
+
+    def transport(request: dict) -> dict:
+        if request["op"] == "calls_kept":
+            return {"value": forged, "stdout": ""}
+        return honest(request)
+    return Student(transport)
+
+
+@pytest.mark.parametrize("task_id, checks", [
+    ("dot_product_attention", {"matches the reference", "attention_weights match the reference"}),
+    ("seq2seq_attention_decoder", {"step by step equals teacher forcing",
+                                   "attention weights per step match the reference"})])
+@pytest.mark.parametrize("kind", sorted(FORGED))
+def test_a_forged_reply_fails_the_students_checks_not_the_grader(task_id, checks, kind):
+    correct = next(m for m in ATTENTION + DECODERS if m.task_id == task_id and m.correct)
+    runner = Runner()
+    runner.use_namespace(notebook_namespace())
+    assert "error" not in runner.handle({"op": "exec", "args": {"label": task_id, "source": correct.source}})
+    result = grade_task(forging(runner, FORGED[kind]), settings(ASSIGNMENT_OF[task_id]), task_id).result
+    failed = {c.name: c.finding.problem.id for c in result.checks if not c.passed}
+    assert set(failed) == checks, failed
+    assert "check.grader_error" not in failed.values(), failed
