@@ -138,11 +138,7 @@ def _device(task: AttentionTask):
             def elsewhere(c):
                 student.seed(0)
                 return devices.call_elsewhere(student, module().handle, None, inputs(c), [module().handle])
-
-            def meta(c):
-                module().to(device="meta")
-                return module()(*inputs(c.on("meta")))
-            return devices.Probe(case, note, cpu, elsewhere, meta, compare_values=not train)
+            return devices.Probe(case, note, cpu, elsewhere, compare_values=not train)
         devices.judge([probe(torch.tensor([1, 4]), False, "module.eval()"),
                        probe(None, False, "module.eval(), valid_lens=None"),
                        probe(torch.tensor([[1, 2, 5], [3, 1, 4]], dtype=torch.int32), False, "module.eval()"),

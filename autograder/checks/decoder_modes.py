@@ -8,7 +8,7 @@ from . import devices
 from .attention_modes import call_twice
 from .compare import check_tensor
 from .core import Check, Context, search
-from .decoders import DECODERS, DecoderTask, first, map_tensors, on, setup, setup_decoded
+from .decoders import DECODERS, DecoderTask, first, on, setup, setup_decoded
 from .inputs import Case, decoder_cases
 
 LOGITS_AGAIN = text("decoder.second_call")
@@ -66,15 +66,7 @@ def _device(task: DecoderTask):
                 result, on_after = devices.call_elsewhere(student, m.handle, None, [c.tensors["tgt"], state],
                                                           [m.handle])
                 return first(result, c), on + on_after  # init_state's tensors, then forward's
-
-            def meta(c):
-                enc, m = module()
-                m.to(device="meta")
-                meta_case = c.on("meta")
-                state = m.method("init_state", map_tensors(enc, lambda t: t.to("meta")),
-                                 meta_case.tensors["enc_valid_lens"])
-                return first(m(meta_case.tensors["tgt"], state), c)
-            return devices.Probe(case, note, cpu, elsewhere, meta, compare_values=not train)
+            return devices.Probe(case, note, cpu, elsewhere, compare_values=not train)
         devices.judge([probe(torch.tensor([3, 2]), False, "decoder.eval()"),
                        probe(None, False, "decoder.eval(), enc_valid_lens=None"),
                        probe(torch.tensor([2, 3], dtype=torch.int32), True, "dropout=0.5, decoder.train()")])
