@@ -57,12 +57,13 @@ Progress = Callable[[int, str, str], None]  # (slot, student id, phase): what ea
 
 def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
               on_result: Callable[[Submission, SubmissionResult], None], on_progress: Progress | None = None,
-              early: "EarlySlots | None" = None) -> None:
+              early: "EarlySlots | None" = None, meanwhile: Callable[[], None] = lambda: None) -> None:
     """Grade every submission with ``jobs`` processes; ``on_result`` (and ``on_progress``, as
-    each slot moves from phase to phase) runs here, in this process. The first pool's
-    processes adopt the ``early`` slots (launched before this process's imports); what is
-    left of them is closed when that pool ends. Raises ``Stopped`` on SIGINT/SIGTERM, after
-    ending them."""
+    each slot moves from phase to phase) runs here, in this process, and ``meanwhile`` once,
+    as soon as the first pool's processes are grading (work this process would otherwise do
+    after them). The first pool's processes adopt the ``early`` slots (launched before this
+    process's imports); what is left of them is closed when that pool ends. Raises
+    ``Stopped`` on SIGINT/SIGTERM, after ending them."""
     attempts: Counter = Counter()
     pending = list(submissions)
     with StopSignals() as stop:
@@ -70,8 +71,8 @@ def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
             while pending:
                 if stop.signum is not None:  # noted while the last pool's results were written
                     raise Stopped(stop.signum)
-                pending = _one_pool(batch, pending, jobs, attempts, on_result, stop, on_progress, early)
-                early = _closed(early)  # a pool started after a break starts slots of its own
+                pending = _one_pool(batch, pending, jobs, attempts, on_result, stop, on_progress, early, meanwhile)
+                early, meanwhile = _closed(early), lambda: None  # a pool started after a break starts slots of its own
         finally:
             _closed(early)
 
@@ -81,15 +82,16 @@ def _closed(early: "EarlySlots | None") -> None:
         early.close()
 
 
-def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals",
-              on_progress: Progress | None, early: "EarlySlots | None") -> list[Submission]:
+def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals", on_progress: Progress | None,
+              early: "EarlySlots | None", meanwhile: Callable[[], None]) -> list[Submission]:
     """Run ``pending`` in one pool until it is done or breaks; returns what must run again."""
     retry: list[Submission] = []
     context = _context(batch)
     events = context.SimpleQueue() if on_progress is not None else None
     pool = _new_pool(batch, max(1, min(jobs, len(pending))), context, events, early)
     try:
-        futures = {pool.submit(_grade_in_slot, s): s for s in pending}
+        futures = {pool.submit(_grade_in_slot, s): s for s in pending}  # forks every process
+        meanwhile()
         while futures:
             done, _ = wait(futures, timeout=POLL_S, return_when=FIRST_COMPLETED)
             while events is not None and not events.empty():

@@ -8,6 +8,7 @@ on some submission, 130/143 stopped by SIGINT/SIGTERM with the finished results 
 import os
 import signal
 import uuid
+from importlib import import_module
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ class GradeRun:
             on_done(result, False)
         try:
             if pending and self.executor == "local":
-                grade_all(self.batch, pending, self.jobs, deliver, on_progress, self.early)
+                grade_all(self.batch, pending, self.jobs, deliver, on_progress, self.early, _import_drawing)
             elif pending:
                 from .ray_pool import grade_all as on_cluster
                 on_cluster(self.batch, pending, self.jobs, deliver, on_progress)
@@ -195,6 +196,12 @@ class GradeRun:
             return None
         data, _ = read_submission(submission, self.batch.config.max_notebook_mb << 20)
         return stored if stored.fingerprint == self.batch.fingerprint(data) else None
+
+
+def _import_drawing() -> None:
+    """matplotlib, for the pages and the class report, imported while the slots grade (half a
+    second that a run of one notebook would otherwise wait for at its end)."""
+    import_module("autograder.pages.figures")
 
 
 def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None" = None) -> GradeRun:

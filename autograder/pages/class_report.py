@@ -16,7 +16,7 @@ from ..files import csv_text
 from ..results import SubmissionResult, text
 from ..totals import total_line
 from ..similarity import Pair, discounted_code, kept_cells, similar_pairs
-from . import class_markdown, class_sections, figures
+from . import class_markdown, class_sections
 from .class_markdown import SIMILARITY_CSV, UNEXPLAINED_CSV, phases_text, summary_texts
 from .class_stats import ClassStats, Rate, bin_width, by_task, summarise
 from .markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
@@ -82,6 +82,7 @@ def _scores(stats: ClassStats, language: str) -> str:
     labels = (texts.render(text("page.report.hist_x", max=number(stats.autograded_max, language)), language),
               texts.render(text("page.report.hist_y"), language))
     mean = texts.render(text("page.report.mean", mean=number(stats.mean, language)), language)
+    from . import figures  # matplotlib, imported where a page draws (figures.warm_up)
     png = figures.score_histogram(stats.scores, stats.autograded_max, bin_width(stats.autograded_max),
                                   labels, mean)
     alt = texts.render(text("page.report.distribution"), language)

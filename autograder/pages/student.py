@@ -11,7 +11,6 @@ from ..feedback.view import (FAILED, NOT_JUDGED, PASSED, CheckLine, Code, Feedba
                              Figure, IssueLine, Issues, Row, TaskView, issue_message)
 from ..results import Issue
 from ..texts.say import Prose, Say
-from . import figures
 from .markup import code_block, document, esc, ident, image, prose, table, write_atomically
 
 MARKS = {PASSED: '<span class="ok">✔</span>', FAILED: '<span class="bad">✘</span>',
@@ -80,6 +79,7 @@ def _value(row: Row) -> str:
 def _pictures(figure: Figure | None) -> tuple[bytes, bytes] | None:
     if figure is None or figure.heatmap is None:
         return None
+    from . import figures  # matplotlib, imported where a page draws (figures.warm_up)
     return figures.attention_heatmaps(figure.heatmap, figure.titles, figure.axes, figure.colour)
 
 
