@@ -76,7 +76,8 @@ def _warm_up() -> None:
 
 def _first_uses(torch) -> None:
     """Run once what every submission's checks run first: otherwise each fresh worker pays
-    these first uses again (the emulated other device's dispatch alone costs about 0.3 s)."""
+    these first uses again (the emulated other device's dispatch and autograd's first
+    ``grad``, which imports sympy, about 0.3 s each)."""
     from torch import nn
 
     from .elsewhere import OtherDevice, back_to_cpu
@@ -99,6 +100,9 @@ def _first_uses(torch) -> None:
         run(other.move(x), moved)
     torch.cdist(x, x)
     torch.einsum("bqd,bkd->bqk", x, x)
+    leaf = x.double().requires_grad_()
+    output = lstm.double()(leaf)[0]
+    torch.autograd.grad(output, [leaf], grad_outputs=torch.ones_like(output))  # imports sympy, 0.3 s
 
 
 class Zygote:
