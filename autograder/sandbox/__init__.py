@@ -15,3 +15,13 @@ def set_up_torch() -> None:
     torch.set_num_threads(1)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+
+
+def warm_up_autograd() -> None:
+    """Autograd's first ``grad`` with ``grad_outputs`` imports sympy (about 0.35 s): paid once by
+    the process that forks those that compute gradients (the zygote its workers, the grader its
+    grading processes), not by each of them at its first gradient check."""
+    import torch
+    leaf = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    output = leaf * 2
+    torch.autograd.grad(output, [leaf], grad_outputs=torch.ones_like(output))

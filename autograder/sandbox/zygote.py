@@ -29,7 +29,7 @@ import socket
 import sys
 import time
 
-from . import child, lockdown
+from . import child, lockdown, warm_up_autograd
 
 KILL_DEADLINE_S = 5.0  # a process holding gigabytes takes a while to die
 
@@ -77,7 +77,7 @@ def _warm_up() -> None:
 def _first_uses(torch) -> None:
     """Run once what every submission's checks run first: otherwise each fresh worker pays
     these first uses again (the emulated other device's dispatch and autograd's first
-    ``grad``, which imports sympy, about 0.3 s each)."""
+    ``grad``, about 0.3 s each)."""
     from torch import nn
 
     from .elsewhere import OtherDevice, back_to_cpu
@@ -100,9 +100,7 @@ def _first_uses(torch) -> None:
         run(other.move(x), moved)
     torch.cdist(x, x)
     torch.einsum("bqd,bkd->bqk", x, x)
-    leaf = x.double().requires_grad_()
-    output = lstm.double()(leaf)[0]
-    torch.autograd.grad(output, [leaf], grad_outputs=torch.ones_like(output))  # imports sympy, 0.3 s
+    warm_up_autograd()
 
 
 class Zygote:
