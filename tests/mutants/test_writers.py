@@ -10,7 +10,7 @@ from autograder.feedback import FeedbackView, Say
 from autograder.feedback.markdown import feedback_markdown
 from autograder.feedback.plain import task_text
 from autograder.feedback.view import Code, Row, TaskView
-from autograder.pages import student
+from autograder.pages import figures, student
 from autograder.results import SubmissionResult
 from autograder.texts import LANGUAGES
 from tests.pages.prose import shown_text
@@ -24,7 +24,7 @@ POINTS = re.compile(r"\d+(?:[.,]\d+)? / \d+(?:[.,]\d+)?")
 @pytest.fixture(autouse=True)
 def no_drawing(monkeypatch):
     """The pictures are not what is compared here: stand-ins, not 0.3 s of matplotlib each."""
-    monkeypatch.setattr(student.figures, "attention_heatmaps", lambda *args: (b"\x89PNG", b"\x89PNG"))
+    monkeypatch.setattr(figures, "attention_heatmaps", lambda *args: (b"\x89PNG", b"\x89PNG"))
 
 
 def flat(value: object) -> str:
