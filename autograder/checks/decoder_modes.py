@@ -20,7 +20,7 @@ def _deterministic_in_eval(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             p = case.options["p"]
-            enc_outputs, _, _, expected, _ = setup_decoded(student, task, case, ctx.device)
+            enc_outputs, _, _, expected = setup_decoded(student, task, case, ctx.device)
             case, enc_outputs = on(ctx.device, case, enc_outputs)
             lens, tgt = case.tensors["enc_valid_lens"], case.tensors["tgt"]
             _, _, module = setup(student, task, case.on("cpu"), dropout=p, device=ctx.device)

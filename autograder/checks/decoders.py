@@ -6,6 +6,7 @@ The student's decoder gets the reference encoder's outputs as plain tensors and 
 reference decoder's weights by parameter name after one lazy-initialising forward.
 Cases draw float32 and float64, int32 and int64 lengths, and ``enc_valid_lens=None``.
 """
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -18,8 +19,8 @@ from ..results import Heatmap, text
 from ..sandbox.proxy import StudentError
 from . import gradients
 from .attention import build_remote, called_then
-from .compare import (call_float64, check_shape, check_tensor, float32_inside, float64_twin, heatmap,
-                      reference_result, tolerance)
+from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin,
+                      heatmap, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, fail, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
@@ -80,21 +81,14 @@ def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: 
     return _setup(student, task, case, dropout, device, read=None)[:3]
 
 
-def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu", read_weights: bool = False):
-    """``setup``, then the whole target decoded on ``device``, teacher forced, and, with
-    ``read_weights``, ``attention_weights`` read, in the same round trip: (encoder outputs,
-    reference, module, logits, weights or None). The student's errors are raised, in the
-    order separate requests would have raised them."""
-    names = ["attention_weights"] if read_weights else []
-    enc_outputs, reference, module, then = _setup(student, task, case, 0.0, device, read=names)
-    results, read = called_then(then, 2, names)
+def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu"):
+    """``setup``, then the whole target decoded on ``device``, teacher forced, in the same round
+    trip: (encoder outputs, reference, module, logits). The student's error is raised."""
+    enc_outputs, reference, module, then = _setup(student, task, case, 0.0, device, read=[])
+    results, _ = called_then(then, 2, [])
     if isinstance(results, StudentError):
         raise results
-    logits = first(results[1], case)
-    weights = read.get("attention_weights")
-    if isinstance(weights, StudentError):
-        raise weights
-    return enc_outputs, reference, module, logits, weights
+    return enc_outputs, reference, module, first(results[1], case)
 
 
 def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None):
@@ -183,10 +177,38 @@ def first(result, case: Case):
     return result[0]
 
 
+# The student's teacher-forced logits and per-step weights per case, for one student: the
+# logits and the weights checks draw the same examples, so the weights check reads what the
+# logits check's decoding returned instead of decoding again.
+_DECODED: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+
+
+def decoded(student, task: DecoderTask, case: Case, device: str) -> tuple:
+    """(encoder outputs, reference, module, the student's logits or the StudentError the decoding
+    raised, its attention_weights or the StudentError reading them)."""
+    seen = _DECODED.setdefault(student, {})
+    key = (task.name, device, fingerprint((case.tensors, case.options)))
+    if key not in seen:
+        names = ["attention_weights"]
+        enc_outputs, reference, module, then = _setup(student, task, case, 0.0, device, read=names)
+        results, read = called_then(then, 2, names)
+        logits = results if isinstance(results, StudentError) else results[1]
+        seen[key] = (enc_outputs, reference, module, logits, read.get("attention_weights", results))
+    return seen[key]
+
+
+def _logits_examples(ctx: Context) -> int:
+    """How many examples the logits check draws (and the weights check, which shares them)."""
+    return max(5, ctx.max_examples // 2)
+
+
 def _matches(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module, got, _ = setup_decoded(student, task, case, ctx.device)
+            enc_outputs, reference, module, got, _ = decoded(student, task, case, ctx.device)
+            if isinstance(got, StudentError):
+                raise got
+            got = first(got, case)
             def logits_and_tolerance():
                 expected = expected_logits(task, reference, case, enc_outputs)
                 with torch.no_grad():
@@ -205,7 +227,7 @@ def _matches(task: DecoderTask):
                     or float32_inside(got, expected, tol, case.options["dtype"])  # float32's tolerance above
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
-        search(decoder_cases(), test, ctx, max_examples=max(5, ctx.max_examples // 2))
+        search(decoder_cases(), test, ctx, max_examples=_logits_examples(ctx))
     return run
 
 
@@ -260,11 +282,16 @@ def _state_shapes(task: DecoderTask):
 
 def _weights_per_step(task: DecoderTask):
     """After the whole target ran: one (B, 1, T) tensor per step, each equal to the reference's
-    weights at that step (so zero beyond enc_valid_lens, and not changed by later steps)."""
+    weights at that step (so zero beyond enc_valid_lens, and not changed by later steps). The
+    logits check's examples, and its decoding of them."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module, _, weights = setup_decoded(student, task, case, ctx.device,
-                                                                       read_weights=True)
+            enc_outputs, reference, module, logits, weights = decoded(student, task, case, ctx.device)
+            if isinstance(logits, StudentError):
+                raise logits
+            first(logits, case)
+            if isinstance(weights, StudentError):
+                raise weights
             expected = reference_steps(reference, case, enc_outputs)
             S = case.tensors["tgt"].shape[1]
             if not isinstance(weights, (list, tuple)) or len(weights) != S:
@@ -276,14 +303,14 @@ def _weights_per_step(task: DecoderTask):
                 except CheckFailed as failed:
                     failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                     raise
-        search(decoder_cases(), test, ctx, max_examples=5)
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=_logits_examples(ctx))
     return run
 
 
 def _step_by_step(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, _, module, whole, _ = setup_decoded(student, task, case, ctx.device)
+            enc_outputs, _, module, whole = setup_decoded(student, task, case, ctx.device)
             case, enc_outputs = on(ctx.device, case, enc_outputs)
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
             state, steps = module.method("init_state", enc_outputs, lens), []
