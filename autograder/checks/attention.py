@@ -8,7 +8,6 @@ that links them, the gradients, dropout in each mode and the device are judged a
 so a module whose output is right but that keeps no weights loses the weights' points only.
 """
 import math
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,7 +22,7 @@ from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
 from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin, heatmap,
                       in_dtype, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, fail, search
+from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
@@ -250,17 +249,15 @@ def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: flo
 # The student's eval-mode output and stored weights per case, for one student: the output and
 # the weights checks draw the same examples, so the weights check reads what the output
 # check's calls returned instead of calling again.
-_CALLED: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+_CALLED = PerStudent()
 
 
 def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
     """(reference, the student's output, its attention_weights or the StudentError reading them)."""
-    seen = _CALLED.setdefault(student, {})
-    key = (task.name, device, fingerprint((case.tensors, case.options)))
-    if key not in seen:
+    def call() -> tuple:
         reference, _, got, weights = build_called(student, task, case, device)
-        seen[key] = (reference, got, weights)
-    return seen[key]
+        return reference, got, weights
+    return _CALLED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), call)
 
 
 def compare_output(student, task: AttentionTask, case: Case, device: str) -> None:

@@ -13,7 +13,6 @@ call (a later call must not change what an earlier one returned). And a module w
 0.5 in train mode must backpropagate, as training does.
 """
 import dataclasses
-import weakref
 from dataclasses import dataclass
 
 import torch
@@ -23,7 +22,7 @@ from ..sandbox.proxy import StudentError
 from . import decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, _build, _reference, expected, inputs
 from .compare import check_tensor, reference_result, tolerance
-from .core import Check, CheckFailed, Context, raised
+from .core import Check, CheckFailed, Context, PerStudent, raised
 from .inputs import Case, values
 
 B, Q, K, D = 2, 2, 130, 4   # K above any table a student might size at 64
@@ -80,20 +79,19 @@ def _arguments(call: Call) -> list:
 
 # What the sequence returned, per student, task and device: the output and the weights checks
 # judge the same calls.
-_SEEN: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+_SEEN = PerStudent()
 
 
 def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | StudentError]:
     calls = _calls(task)
-    seen = _SEEN.setdefault(student, {})
-    if (task.name, device) not in seen:
+
+    def run() -> dict | StudentError:
         try:
             _, module, _ = _build(student, task, calls[0].case, 0.0, device, read=None)
-            seen[(task.name, device)] = calls_kept(student, module, [[c.train, _on(_arguments(c), device)]
-                                                                     for c in calls])
+            return calls_kept(student, module, [[c.train, _on(_arguments(c), device)] for c in calls])
         except StudentError as error:
-            seen[(task.name, device)] = error
-    return calls, seen[(task.name, device)]
+            return error
+    return calls, _SEEN.get(student, (task.name, device), run)
 
 
 def calls_kept(student, module, calls: list) -> dict:
@@ -206,9 +204,8 @@ def _decoder_code(case: Case, step: int, moment: str) -> str:
 def _predicted(student, task, device: str) -> tuple[Case, object, object, dict | StudentError]:
     """The decoder driven one step per call: (case, encoder outputs, reference, reply)."""
     case = _decoder_case()
-    seen = _SEEN.setdefault(student, {})
-    key = ("predict_step", task.name, device)
-    if key not in seen:
+
+    def drive() -> tuple:
         enc_outputs, reference, module = decoders.setup(student, task, case, device=device)
         there, enc_there = decoders.on(device, case, enc_outputs)
         tgt, other = there.tensors["tgt"], _other_sentence(task, case, device)
@@ -220,8 +217,8 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
             reply = calls_kept(student, module, calls)
         except StudentError as error:
             reply = error
-        seen[key] = enc_outputs, reference, reply
-    return case, *seen[key]
+        return enc_outputs, reference, reply
+    return case, *_SEEN.get(student, ("predict_step", task.name, device), drive)
 
 
 def _other_sentence(task, case: Case, device: str) -> list:

@@ -9,6 +9,7 @@ import dataclasses
 import re
 import tempfile
 import time
+import weakref
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -263,6 +264,21 @@ def _remember(key: tuple, calls: list[tuple], end: str) -> None:
             _steps += 1
             step.after[outcome] = _Step(calls[i + 1][0]) if i + 1 < len(calls) else end
         step = step.after[outcome]
+
+
+class PerStudent:
+    """Values made once per student (a submission's ``Student``) by key, forgotten with it: what
+    one check's calls returned, read by another check that judges the same calls. ``make``
+    raising stores nothing."""
+
+    def __init__(self):
+        self.values: weakref.WeakKeyDictionary[object, dict] = weakref.WeakKeyDictionary()
+
+    def get(self, student, key, make: Callable):
+        seen = self.values.setdefault(student, {})
+        if key not in seen:
+            seen[key] = make()
+        return seen[key]
 
 
 class Kept:

@@ -6,7 +6,6 @@ The student's decoder gets the reference encoder's outputs as plain tensors and 
 reference decoder's weights by parameter name after one lazy-initialising forward.
 Cases draw float32 and float64, int32 and int64 lengths, and ``enc_valid_lens=None``.
 """
-import weakref
 from dataclasses import dataclass
 
 import torch
@@ -21,7 +20,7 @@ from . import gradients
 from .attention import build_remote, called_then
 from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin,
                       heatmap, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, fail, search
+from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
 
@@ -180,21 +179,19 @@ def first(result, case: Case):
 # The student's teacher-forced logits and per-step weights per case, for one student: the
 # logits and the weights checks draw the same examples, so the weights check reads what the
 # logits check's decoding returned instead of decoding again.
-_DECODED: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+_DECODED = PerStudent()
 
 
 def decoded(student, task: DecoderTask, case: Case, device: str) -> tuple:
     """(encoder outputs, reference, module, the student's logits or the StudentError the decoding
     raised, its attention_weights or the StudentError reading them)."""
-    seen = _DECODED.setdefault(student, {})
-    key = (task.name, device, fingerprint((case.tensors, case.options)))
-    if key not in seen:
+    def decode() -> tuple:
         names = ["attention_weights"]
         enc_outputs, reference, module, then = _setup(student, task, case, 0.0, device, read=names)
         results, read = called_then(then, 2, names)
         logits = results if isinstance(results, StudentError) else results[1]
-        seen[key] = (enc_outputs, reference, module, logits, read.get("attention_weights", results))
-    return seen[key]
+        return enc_outputs, reference, module, logits, read.get("attention_weights", results)
+    return _DECODED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), decode)
 
 
 def _logits_examples(ctx: Context) -> int:

@@ -82,7 +82,7 @@ def _scores(stats: ClassStats, language: str) -> str:
     labels = (texts.render(text("page.report.hist_x", max=number(stats.autograded_max, language)), language),
               texts.render(text("page.report.hist_y"), language))
     mean = texts.render(text("page.report.mean", mean=number(stats.mean, language)), language)
-    from . import figures  # matplotlib, imported where a page draws (figures.warm_up)
+    from . import figures  # matplotlib on first use (a run imports it while its slots grade)
     png = figures.score_histogram(stats.scores, stats.autograded_max, bin_width(stats.autograded_max),
                                   labels, mean)
     alt = texts.render(text("page.report.distribution"), language)

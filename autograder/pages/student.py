@@ -79,7 +79,7 @@ def _value(row: Row) -> str:
 def _pictures(figure: Figure | None) -> tuple[bytes, bytes] | None:
     if figure is None or figure.heatmap is None:
         return None
-    from . import figures  # matplotlib, imported where a page draws (figures.warm_up)
+    from . import figures  # matplotlib on first use (a run imports it while its slots grade)
     return figures.attention_heatmaps(figure.heatmap, figure.titles, figure.axes, figure.colour)
 
 
