@@ -28,7 +28,7 @@ from .pipeline import Batch, read_submission
 from .pool import Progress, Stopped, grade_all
 from .results import Issue, SubmissionResult, text
 from .runmarker import RUN_MARKER
-from .sandbox import set_up_torch, warm_up_autograd
+from .sandbox import set_up_torch
 from .store import OutputFolder
 from .submissions import Submission, find_submissions, select
 from .totals import Total, total_of
@@ -208,7 +208,6 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
     """Every check that can fail before grading starts; ``ConfigError`` says what to fix.
     ``early``: slots launched before the imports (``early.launch_early``), kept if they fit."""
     set_up_torch()
-    warm_up_autograd()  # before the grading processes fork: while the early slots still start
     os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path, given=options.config is not None)

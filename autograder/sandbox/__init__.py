@@ -17,11 +17,15 @@ def set_up_torch() -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
-def warm_up_autograd() -> None:
-    """Autograd's first ``grad`` with ``grad_outputs`` imports sympy (about 0.35 s): paid once by
-    the process that forks those that compute gradients (the zygote its workers, the grader its
-    grading processes), not by each of them at its first gradient check."""
+def vector_jacobian(output, wrt: list, cotangent) -> tuple:
+    """The gradients of ``(output * cotangent).sum()`` with respect to ``wrt`` (None where none
+    flows): the vector-Jacobian product for ``cotangent``, bit for bit what
+    ``autograd.grad(output, wrt, grad_outputs=cotangent)`` gives (the product's backward
+    hands ``1 * cotangent`` to ``output``), without that call's import of sympy on its first
+    use (its shape check: 0.35 s in every process that would make one). A cotangent of
+    another shape raises, as ``grad_outputs`` would: it is never broadcast."""
     import torch
-    leaf = torch.ones(2, dtype=torch.float64, requires_grad=True)
-    output = leaf * 2
-    torch.autograd.grad(output, [leaf], grad_outputs=torch.ones_like(output))
+    if output.shape != cotangent.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output has a shape of {tuple(cotangent.shape)} "
+                           f"and output has a shape of {tuple(output.shape)}")
+    return torch.autograd.grad((output * cotangent).sum(), wrt, allow_unused=True)

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_map
 
-from . import protocol, set_up_torch
+from . import protocol, set_up_torch, vector_jacobian
 from .elsewhere import OtherDevice, back_to_cpu
 from .protocol import Handle
 
@@ -242,7 +242,7 @@ class Runner:
         params = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
         wrt = leaves + [p for _, p in params]
         if isinstance(output, torch.Tensor) and output.requires_grad:
-            grads = torch.autograd.grad(output, wrt, grad_outputs=cotangent, allow_unused=True)
+            grads = vector_jacobian(output, wrt, cotangent)
         else:  # nothing flows back (a detached output)
             grads = [None] * len(wrt)
         return {"output": output.detach() if isinstance(output, torch.Tensor) else output,

@@ -29,7 +29,7 @@ import socket
 import sys
 import time
 
-from . import child, lockdown, warm_up_autograd
+from . import child, lockdown
 
 KILL_DEADLINE_S = 5.0  # a process holding gigabytes takes a while to die
 
@@ -76,8 +76,7 @@ def _warm_up() -> None:
 
 def _first_uses(torch) -> None:
     """Run once what every submission's checks run first: otherwise each fresh worker pays
-    these first uses again (the emulated other device's dispatch and autograd's first
-    ``grad``, about 0.3 s each)."""
+    these first uses again (the emulated other device's dispatch: about 0.3 s)."""
     from torch import nn
 
     from .elsewhere import OtherDevice, back_to_cpu
@@ -100,7 +99,6 @@ def _first_uses(torch) -> None:
         run(other.move(x), moved)
     torch.cdist(x, x)
     torch.einsum("bqd,bkd->bqk", x, x)
-    warm_up_autograd()
 
 
 class Zygote:

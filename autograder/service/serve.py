@@ -30,7 +30,7 @@ from ..pipeline import Batch
 from ..pool import Slots as LocalSlots
 from ..run import check_executor, check_sandbox, resolve_jobs
 from ..runmarker import RUN_MARKER
-from ..sandbox import set_up_torch, warm_up_autograd
+from ..sandbox import set_up_torch
 from ..store import OutputFolder
 from . import log as logs
 from .app import Service, make_app
@@ -75,7 +75,6 @@ class Prepared:
 def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     """Every check that can fail before the service starts; ``ConfigError`` says what to fix."""
     set_up_torch()
-    warm_up_autograd()
     os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path)
