@@ -14,12 +14,14 @@ import socket
 import struct
 from dataclasses import dataclass
 
+import numpy
 import torch
 
 DTYPES = {name: getattr(torch, name) for name in (
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "bool")}
 NAMES = {dtype: name for name, dtype in DTYPES.items()}
+NUMPY = {dtype: numpy.dtype(name) for name, dtype in DTYPES.items() if name != "bfloat16"}
 MAX_HEADER_BYTES = 16 << 20
 MAX_MESSAGE_BYTES = 1 << 30
 
@@ -57,6 +59,9 @@ def _plain_tensor(value: torch.Tensor) -> tuple[torch.Tensor, str]:
     """The tensor's data as a plain, detached, contiguous CPU (or meta) tensor, and the
     type of the device it was on. Subclass overrides are bypassed."""
     if type(value) is torch.Tensor:  # nothing to bypass: the common case, three times faster
+        if value.is_cpu:  # the commonest: asks nothing of the device object
+            plain = value.detach() if value.requires_grad else value
+            return plain.contiguous(), "cpu"
         plain = value.detach()
         device_type = plain.device.type
         return (plain if device_type == "meta" else plain.cpu().contiguous()), device_type
@@ -68,29 +73,23 @@ def _plain_tensor(value: torch.Tensor) -> tuple[torch.Tensor, str]:
         return plain.as_subclass(torch.Tensor), device_type
 
 
+_PLAIN = {type(None), bool, int, float, str}  # sent as they are
+
+
 def encode(value, buffers: list[bytes], handle_of=None):
     """``value`` as a JSON-able tree; tensor bytes are appended to ``buffers``.
 
     ``handle_of(obj)`` (worker side) may turn an object into a ``Handle``; otherwise
     unknown objects become ``Opaque``.
     """
-    if value is None or isinstance(value, (bool, str)):
+    kind = type(value)  # the exact types first: most of what crosses is these
+    if kind in _PLAIN:
         return value
-    if isinstance(value, (int, float)) and type(value) in (int, float):
-        return value
-    if isinstance(value, torch.Tensor):
+    if kind is torch.Tensor:
         return _encode_tensor(value, buffers)
-    if isinstance(value, Handle) or type(value) is Named:  # Named: the grader passing a worker's tuple back
-        return {"__handle__": (value if isinstance(value, Handle) else value.handle).id}
-    if type(value) in (list, tuple, dict):
+    if kind is list or kind is tuple or kind is dict:
         return _encode_container(value, buffers, handle_of)
-    handle = handle_of(value) if handle_of is not None else None
-    if handle is None:
-        return {"__opaque__": type(value).__name__[:100]}
-    if issubclass(type(value), tuple):  # a namedtuple: its items too
-        items = [encode(tuple.__getitem__(value, i), buffers, handle_of) for i in range(tuple.__len__(value))]
-        return {"__named__": handle.id, "items": items}
-    return {"__handle__": handle.id}
+    return _encode_other(value, buffers, handle_of)
 
 
 def _encode_container(value, buffers: list[bytes], handle_of):
@@ -103,17 +102,32 @@ def _encode_container(value, buffers: list[bytes], handle_of):
     return items if type(value) is list else {"__tuple__": items}
 
 
+def _encode_other(value, buffers: list[bytes], handle_of):
+    """Subclasses of the types above, handles, and what stays in the worker or is opaque."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, torch.Tensor):
+        return _encode_tensor(value, buffers)
+    if isinstance(value, Handle) or type(value) is Named:  # Named: the grader passing a worker's tuple back
+        return {"__handle__": (value if isinstance(value, Handle) else value.handle).id}
+    handle = handle_of(value) if handle_of is not None else None
+    if handle is None:
+        return {"__opaque__": type(value).__name__[:100]}
+    if issubclass(type(value), tuple):  # a namedtuple: its items too
+        items = [encode(tuple.__getitem__(value, i), buffers, handle_of) for i in range(tuple.__len__(value))]
+        return {"__named__": handle.id, "items": items}
+    return {"__handle__": handle.id}
+
+
 def _encode_tensor(value: torch.Tensor, buffers: list[bytes]) -> dict:
     plain, device_type = _plain_tensor(value)
     dtype = NAMES.get(plain.dtype)
     if dtype is None or plain.layout != torch.strided:
         return {"__opaque__": f"tensor of {str(plain.dtype).removeprefix('torch.')}, {plain.layout}"}
-    tree = {"__tensor__": None, "dtype": dtype, "shape": list(plain.shape),
-            "device": device_type}
-    if device_type != "meta":
-        tree["__tensor__"] = len(buffers)
-        buffers.append(data_bytes(plain))
-    return tree
+    if device_type == "meta":
+        return {"__tensor__": None, "dtype": dtype, "shape": list(plain.shape), "device": device_type}
+    buffers.append(data_bytes(plain))
+    return {"__tensor__": len(buffers) - 1, "dtype": dtype, "shape": list(plain.shape), "device": device_type}
 
 
 def data_bytes(plain: torch.Tensor) -> bytes:
@@ -137,9 +151,10 @@ class _Decoder:
         self.buffers, self.used = buffers, set()
 
     def value(self, tree):
-        if isinstance(tree, list):
+        kind = type(tree)  # a parsed JSON tree holds these exact types
+        if kind is list:
             return [self.value(item) for item in tree]
-        if not isinstance(tree, dict):
+        if kind is not dict:
             return tree
         if "__tensor__" in tree:
             return self._tensor(tree)
@@ -165,7 +180,8 @@ class _Decoder:
         shape = tree.get("shape")
         if dtype is None or not isinstance(shape, list):
             raise ProtocolError(f"bad tensor header {tree!r:.200}")
-        shape = [_index(n, "dimension") for n in shape]
+        if not all(type(n) is int and n >= 0 for n in shape):
+            shape = [_index(n, "dimension") for n in shape]  # raises, naming the bad one
         if tree["__tensor__"] is None:  # a meta tensor carries no data
             return torch.empty(shape, dtype=dtype, device="meta")
         index = _index(tree["__tensor__"], "buffer index")
@@ -178,7 +194,11 @@ class _Decoder:
             numel *= n
         if numel * dtype.itemsize != len(data):
             raise ProtocolError(f"tensor of shape {shape} and {tree['dtype']} does not match {len(data)} bytes")
-        value = (torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)).reshape(shape)
+        if dtype in NUMPY:  # a writable copy of the bytes, read in place: twice as fast as frombuffer's
+            value = torch.from_numpy(numpy.frombuffer(bytearray(data), dtype=NUMPY[dtype]).reshape(shape))
+        else:  # bfloat16, which numpy has not
+            flat = torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)
+            value = flat.reshape(shape)
         return value.to("cuda") if tree.get("device") == "cuda" else value
 
 
