@@ -77,7 +77,11 @@ def similar_pairs(cells: dict[str, dict[str, str]], discounted: str) -> list[Pai
 
 def _task_pairs(task: str, sources: dict[str, str], discounted: str) -> list[Pair]:
     """One task's pairs. Cells are compared once per distinct source (a class often hands in
-    the same cell many times: the book's, a shared copy), then paired student by student."""
+    the same cell many times: the book's, a shared copy), then paired student by student. One
+    student alone has no pair: nothing is fingerprinted (a class of one, graded cold, would
+    otherwise wait for the discounted code's fingerprint)."""
+    if len(sources) < 2:
+        return []
     holders: dict[str, list[str]] = defaultdict(list)
     for student, source in sorted(sources.items()):
         holders[source].append(student)

@@ -121,3 +121,16 @@ def test_the_new_sections_render_in_chromium(graded, browser, tmp_path, width):
     assert errors == [] and widths[0] <= widths[1]
     assert render(text("page.report.similar"), "ru") in shown and render(text("page.report.unexplained"), "ru") in shown
     assert marks > 0
+
+
+def test_a_student_alone_in_a_task_is_not_fingerprinted():
+    """No pair without a second student: the task's cell is not fingerprinted, nor the
+    discounted code it would be measured against (a class of one is graded seconds sooner)."""
+    from autograder import similarity
+    similarity._boilerplate.cache_clear()
+    cell = "class DotProductAttention(nn.Module):\n    pass\n" * 20
+    assert similarity.similar_pairs({"ann": {"dot_product_attention": cell}}, "x = 1\n") == []
+    assert similarity._boilerplate.cache_info().misses == 0
+    pairs = similarity.similar_pairs({"ann": {"dot_product_attention": cell}, "bob": {"dot_product_attention": cell}},
+                                     "x = 1\n")
+    assert [(p.student_a, p.student_b) for p in pairs] == [("ann", "bob")]
