@@ -124,7 +124,7 @@ def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", 
 
 def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None):
     """``build``'s work; with ``read`` (a list), also the call on the case and those attributes."""
-    reference, weights = _reference(task, case, dropout)
+    reference, weights = reference_module(task, case, dropout)
     calls = [[None, inputs(case, torch.float32)]] if weights else []  # the student's lazy layers
     dtype = "float64" if case.tensors["queries"].dtype == torch.float64 else None
     then = None if read is None else [[None, inputs(case, device=device)]]
@@ -148,7 +148,7 @@ def _build(student, task: AttentionTask, case: Case, dropout: float, device: str
 _REFERENCES = Kept()
 
 
-def _reference(task: AttentionTask, case: Case, dropout: float) -> tuple[torch.nn.Module, dict]:
+def reference_module(task: AttentionTask, case: Case, dropout: float) -> tuple[torch.nn.Module, dict]:
     """The reference module for the case's sizes, in eval mode, lazily initialised and given
     its random weights; and those weights by name. Built once per process and sizes: the
     checks only call it (its stored weights are read after a call of their own)."""

@@ -20,7 +20,7 @@ import torch
 from ..results import Finding, text
 from ..sandbox.proxy import StudentError
 from . import decoders, gradients
-from .attention import OUTPUT, WEIGHTS, AttentionTask, _build, _reference, expected, inputs
+from .attention import OUTPUT, WEIGHTS, AttentionTask, build, expected, inputs, reference_module
 from .compare import check_tensor, reference_result, tolerance
 from .core import Check, CheckFailed, Context, PerStudent, raised
 from .inputs import Case, values
@@ -87,7 +87,7 @@ def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | 
 
     def run() -> dict | StudentError:
         try:
-            _, module, _ = _build(student, task, calls[0].case, 0.0, device, read=None)
+            _, module = build(student, task, calls[0].case, device=device)
             return calls_kept(student, module, [[c.train, _on(_arguments(c), device)] for c in calls])
         except StudentError as error:
             return error
@@ -124,7 +124,7 @@ def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
     for i, call in enumerate(calls):
         if call.train and not weights:
             continue  # its output is the dropout check's (at dropout 0 it differs only by a rate fixed in the code)
-        reference, _ = _reference(task, call.case, 0.0)
+        reference, _ = reference_module(task, call.case, 0.0)
         output, stored, tol = expected(reference, call.case)
         want, what = (stored, WEIGHTS) if weights else (output, OUTPUT)
         shape = "(B, Q, K)" if weights else "(B, Q, v)"
@@ -144,7 +144,7 @@ def backpropagates_in_train_mode(student, task: AttentionTask, device: str) -> N
     call = next(c for c in _calls(task) if c.train)
     code = call.case.code() + "\n# module = ...(dropout=0.5); module.train(); (module(...) * R).sum().backward()"
     try:
-        _, module, _ = _build(student, task, call.case, 0.5, device, read=None)
+        _, module = build(student, task, call.case, dropout=0.5, device=device)
         module.train()
         q, _, v, _ = inputs(call.case)
         R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=7)

@@ -284,8 +284,6 @@ _LOGITS_BUFFER = '''
 DECODER_CORRECT = [
     Mutant(SEQ, "weights_list_new_in_each_forward", _cell(SEQ, _forward("self._attention_weights = []")),
            correct=True),
-    Mutant(SEQ, "weights_list_replaced_not_cleared", _cell(SEQ, _forward(
-        "self._attention_weights = []  # a new list: the caller keeps the last one")), correct=True),
     Mutant(DOT_DEC, "logits_buffer_copied_out", _cell(DOT_DEC, _forward(
         "self._attention_weights = []", "self._logits.clone().permute(1, 0, 2)", _LOGITS_BUFFER)), correct=True),
 ]
