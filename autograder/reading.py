@@ -17,6 +17,10 @@ from ijson.backends import python as python_backend
 CELL_KEYS = ("cell_type", "id", "source", "input", "level")   # v4 source, v3 input, v3 heading level
 CELL_PREFIXES = ("cells.item", "worksheets.item.cells.item")  # nbformat 4, nbformat 3
 STREAM_FACTOR = 5         # a file may be this many times the kept limit before it is not read at all
+MAX_DEPTH = 100  # no notebook nests deeper than a few dozen (widget state, Vega specs)
+LONG_PREFIX = 1024  # a longer path is none that grading reads
+ELSEWHERE = "\x00elsewhere"  # its name: no key path grading compares with holds a NUL
+OPENING, CLOSING = ("start_map", "start_array"), ("end_map", "end_array")
 BUFFER = 16 << 20         # the parser's reads: a long string (an attachment) costs time quadratic in
                           # its length over this buffer (150 MB: 2 s at 16 MB, 8 s of 30 MB at 64 kB)
 
@@ -60,26 +64,59 @@ def read_kept(handle, limit: int) -> bytes:
     try:
         # use_float: with it, yajl reports a number beyond 64 bits as an error; without it, ijson
         # 3.6's C backend crashes the process on an integer of 5,000 digits.
-        return _parsed(ijson.parse, handle, limit, use_float=True)
+        return _parsed(ijson.basic_parse, handle, limit, use_float=True)
     except NotJSON as error:
         if "overflow" not in error.reason:
             raise
     # yajl takes no number beyond 64 bits (a "points": 10**400 that nothing here reads as a
     # number); Python's own parser does, more slowly.
     handle.seek(start)
-    return _parsed(python_backend.parse, handle, limit)
+    return _parsed(python_backend.basic_parse, handle, limit)
 
 
-def _parsed(parse, handle, limit: int, **options) -> bytes:
+def _parsed(basic_parse, handle, limit: int, **options) -> bytes:
     kept = _Kept(limit)
     try:
-        for prefix, event, value in parse(_Counted(handle, limit * STREAM_FACTOR), buf_size=BUFFER, **options):
+        for prefix, event, value in _prefixed(basic_parse(_Counted(handle, limit * STREAM_FACTOR),
+                                                          buf_size=BUFFER, **options)):
             kept.event(prefix, event, value)
     except ijson.JSONError as error:
         raise NotJSON(_first_line(error), utf8="utf8" not in _first_line(error).lower()) from None
     except UnicodeDecodeError as error:
         raise NotJSON(f"byte {error.start}", utf8=False) from None
     return kept.notebook()
+
+
+def _prefixed(events):
+    """ijson's ``parse`` events (prefix, event, value) from its ``basic_parse`` ones, named as
+    ``ijson.common.parse_basecoro`` names them, refusing values nested beyond ``MAX_DEPTH``.
+    Not ijson's own ``parse``: it names a whole buffer's events before the first reaches us,
+    each by its whole path from the top (a file nested 200,000 deep in 476 kB took 24 GB).
+    Here each container's prefix is made once, and one beyond ``LONG_PREFIX`` characters (no
+    path grading reads is) is named ``ELSEWHERE``: no event costs more than that."""
+    open_: list[list] = []  # per open container: [its own prefix, its current child's prefix]
+    for event, value in events:
+        child = open_[-1][1] if open_ else ""
+        if event == "map_key":
+            yield open_[-1][0], event, value
+            open_[-1][1] = _joined(open_[-1][0], value, top=len(open_) == 1)
+        elif event in OPENING:
+            if len(open_) >= MAX_DEPTH:
+                raise NotJSON(f"values nested more than {MAX_DEPTH} deep (a notebook needs about 6)", utf8=True)
+            yield child, event, value
+            open_.append([child, _joined(child, "item", top=not child) if event == "start_array" else None])
+        elif event in CLOSING:
+            yield open_.pop()[0], event, value
+        else:  # a scalar
+            yield child, event, value
+
+
+def _joined(prefix: str, key: str, top: bool) -> str:
+    """The prefix of ``key`` in the container named ``prefix``: alone in the file's own map, and
+    an array's ``item`` alone where the array's prefix is empty (as ijson's C backend names them)."""
+    if prefix is ELSEWHERE or len(prefix) + len(key) > LONG_PREFIX:
+        return ELSEWHERE
+    return key if top else f"{prefix}.{key}"
 
 
 class _Kept:

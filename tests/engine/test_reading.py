@@ -2,13 +2,19 @@
 the grader costs the submission only what it bounds"), and no number in its metadata is needed."""
 import io
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import ijson
 import nbformat
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.assemble import CellPlan, assemble, read_notebook
-from autograder.reading import STREAM_FACTOR, NotJSON, TooLarge, read_kept
+from autograder.reading import MAX_DEPTH, STREAM_FACTOR, NotJSON, TooLarge, _prefixed, read_kept
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [*sorted((REPO / "examples").glob("*/*.ipynb")), *sorted((REPO / "assignments").glob("*/*.ipynb"))]
@@ -120,3 +126,56 @@ def test_our_checksum_is_nbgraders_own(path):
     assert cells
     for cell in cells:
         assert nbgrader_checksum(cell) == compute_checksum(cell)
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                        max_size=3), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_events_are_named_as_ijsons_own_parse_names_them(value):
+    data = json.dumps(value).encode()
+    assert list(_prefixed(ijson.basic_parse(io.BytesIO(data)))) == list(ijson.parse(io.BytesIO(data)))
+
+
+def _with_metadata(nested: str) -> bytes:
+    """The correct notebook with ``nested`` (JSON text) as its metadata's "x"."""
+    notebook = correct()
+    notebook["metadata"]["x"] = "NESTED"
+    return json.dumps(notebook).replace('"NESTED"', nested, 1).encode()
+
+
+def _nested_notebook(depth: int, key: str = "") -> bytes:
+    """The correct notebook with metadata nested ``depth`` deep (arrays, or maps under ``key``)."""
+    return _with_metadata(f'{{"{key}": ' * depth + "1" + "}" * depth if key else "[" * depth + "]" * depth)
+
+
+@pytest.mark.parametrize("depth, key", [(200_000, ""), (900, "k" * 20_000)])
+def test_a_deeply_nested_notebook_is_invalid_in_bounded_memory_and_time(depth, key):
+    """476 kB nested 200,000 deep took the grader 24 GB (the parser named every event by its
+    whole path), 18 MB of 20 kB keys 900 deep 15 GB: now one line, at once, in a process
+    allowed 1.5 GB."""
+    code = ("import io, resource, sys\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))\n"
+            "from autograder.reading import NotJSON, read_kept\n"
+            "try:\n"
+            "    read_kept(io.BytesIO(sys.stdin.buffer.read()), 20 << 20)\n"
+            "except NotJSON as why:\n"
+            "    print(why.reason)\n")
+    done = subprocess.run([sys.executable, "-c", code], input=_nested_notebook(depth, key), capture_output=True,
+                          timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert done.stdout.decode().strip() == f"values nested more than {MAX_DEPTH} deep (a notebook needs about 6)"
+
+
+def test_long_keys_at_the_deepest_allowed_level_cost_no_more_than_their_bytes():
+    """Paths beyond LONG_PREFIX characters are not spelled out: a million values under a
+    path of megabytes are read in a moment, and the notebook's cells are still found."""
+    deep = '{"' + "k" * 20_000 + '": '
+    data = _with_metadata(deep * (MAX_DEPTH - 3) + "[" + "1," * 1_000_000 + "1]" + "}" * (MAX_DEPTH - 3))
+    started = time.monotonic()
+    reduced = read_kept(io.BytesIO(data), 20 * MB)
+    assert time.monotonic() - started < 20
+    assert plan_of(reduced).cells == plan_of(json.dumps(correct()).encode()).cells
