@@ -23,6 +23,7 @@ from .elsewhere import OtherDevice, back_to_cpu
 from .protocol import Handle
 
 CELL_PREFIX = "<cell "
+UNDEFINED = object()  # a name bound while another task is checked that the namespace did not hold
 
 
 class CappedWriter(io.TextIOBase):
@@ -113,17 +114,23 @@ class Runner:
     def op_bind(self, names: list[str], source: str):
         """While another task is checked, these names point at the book's published code,
         built afresh from ``source``: the book without the task being graded, so that its
-        answer is nowhere in this process while the student's version is checked."""
+        answer is nowhere in this process while the student's version is checked. A name the
+        student's cell left undefined (a syntax error, a deleted cell) is bound too: that
+        mistake costs its own task's points, not those of every task that calls the name."""
         self.op_unbind()
         book = types.ModuleType("book")
         exec(compile(source, "<book>", "exec"), book.__dict__)  # noqa: S102 - the TA's code
         for name in names:
-            if hasattr(book, name) and name in self.namespace:
-                self.saved_bindings[name] = self.namespace[name]
+            if hasattr(book, name):
+                self.saved_bindings[name] = self.namespace.get(name, UNDEFINED)
                 self.namespace[name] = getattr(book, name)
 
     def op_unbind(self):
-        self.namespace.update(self.saved_bindings)
+        for name, value in self.saved_bindings.items():
+            if value is UNDEFINED:
+                self.namespace.pop(name, None)
+            else:
+                self.namespace[name] = value
         self.saved_bindings = {}
 
     def op_seed(self, seed: int):
