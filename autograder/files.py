@@ -58,11 +58,22 @@ def safe_cell(value: str | float | int | None) -> str | float | int:
 
 def csv_text(header: list[str], rows: Iterable[Iterable[str | float | int | None]]) -> str:
     """A CSV table (``\\n`` line ends) whose every text cell passed ``safe_cell``."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([safe_cell(name) for name in header])
-    writer.writerows([safe_cell(cell) for cell in row] for row in rows)
-    return out.getvalue()
+    return csv_lines([[safe_cell(name) for name in header], *([safe_cell(cell) for cell in row] for row in rows)])
+
+
+def csv_lines(rows: Iterable[Iterable], newline: str = "\n") -> str:
+    """``rows`` as CSV lines ended by ``newline``, a cell holding a line break of either kind
+    quoted. (The csv module quotes only the characters of its own line end: written with
+    ``\\n``, a student id ``mallory\\ralice`` went out bare, and a spreadsheet or an LMS read
+    it as a second row for alice.)"""
+    out, lines = io.StringIO(), []
+    writer = csv.writer(out, lineterminator="\r\n")
+    for row in rows:
+        out.seek(0)
+        out.truncate()
+        writer.writerow(row)
+        lines.append(out.getvalue()[:-2] + newline)
+    return "".join(lines)
 
 
 def write_atomically(path: Path, content: str) -> None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import ConfigError
-from .files import clean_text, spreadsheet_safe
+from .files import clean_text, csv_lines, spreadsheet_safe
 
 BOM = "\ufeff"
 
@@ -138,6 +138,4 @@ def _kept(cell: str) -> str:
 
 
 def _written(rows: list[list[str]], bom: bool, newline: str) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator=newline).writerows(rows)
-    return (BOM if bom else "") + out.getvalue()
+    return (BOM if bom else "") + csv_lines(rows, newline)

@@ -18,6 +18,7 @@ import secrets
 from pathlib import Path
 
 from ..config import ConfigError
+from ..files import csv_lines
 
 TOKEN_BYTES = 24        # 192 random bits; SPEC §5 asks for at least 128
 MIN_TOKEN_CHARS = 22    # a token read from a file: at least 128 bits' worth of base64url
@@ -69,9 +70,7 @@ def write_tokens(ids: list[str], output: Path) -> None:
     except OSError as error:
         raise ConfigError(f"--output {output}: cannot create ({error.strerror})") from None
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(HEADER)
-        writer.writerows([sid, new_token()] for sid in ids)
+        out.write(csv_lines([HEADER, *([sid, new_token()] for sid in ids)]))
         out.flush()
         os.fsync(out.fileno())
 
