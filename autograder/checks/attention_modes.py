@@ -14,7 +14,7 @@ from ..sandbox.proxy import StudentError
 from . import devices
 from .attention import OUTPUT, AttentionTask, build, inputs
 from .compare import check_shape, check_tensor
-from .core import Check, Context, fail, search
+from .core import Check, CheckBlocked, Context, fail, search
 from .inputs import Case, attention_cases, values
 
 TRAIN_RATES = (0.25, 0.6)     # each checked on its own: a p fixed in the code fails one of them
@@ -70,6 +70,8 @@ def _dropout_in_train(task: AttentionTask):
         _, plain = build(student, task, case, device=device)
         weights = plain(*inputs(case, device=device))  # (B, Q, K + 1): [W | 1] in eval mode, without dropout
         check_shape(weights, (4, 8, 7), OUTPUT, case.code, "(B, Q, v)")
+        if not ((weights[..., -1].double().cpu() - 1).abs() <= 1e-3).all():  # (B, Q): no weights summing to one
+            raise CheckBlocked("matches the reference")  # nothing to drop (an output of zeros would pass)
         weights = weights[..., :-1].double().cpu()  # (B, Q, K)
         for p in TRAIN_RATES:
             _, module = build(student, task, case, dropout=p, device=device)
@@ -142,7 +144,7 @@ def _device(task: AttentionTask):
         devices.judge([probe(torch.tensor([1, 4]), False, "module.eval()"),
                        probe(None, False, "module.eval(), valid_lens=None"),
                        probe(torch.tensor([[1, 2, 5], [3, 1, 4]], dtype=torch.int32), False, "module.eval()"),
-                       probe(torch.tensor([2, 5]), True, "dropout=0.5, module.train()")])
+                       probe(torch.tensor([2, 5]), True, "dropout=0.5, module.train()")], shape_check="output shape")
     return run
 
 

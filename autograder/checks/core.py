@@ -39,6 +39,17 @@ class CheckFailed(Exception):
         self.finding = finding
 
 
+class CheckBlocked(Exception):
+    """No verdict: what the check judges was never there to judge, because the property of
+    the earlier check ``by`` is missing (gradients only of wrong forward values, dropout of
+    no attention weights, a device for no tensor). It scores nothing and is shown as not
+    judged, naming ``by``: never a pass for a property the code was not seen to have."""
+
+    def __init__(self, by: str):
+        super().__init__(by)
+        self.by = by
+
+
 def fail(problem: Text, **fields) -> CheckFailed:
     """The exception to raise for a failed property: ``raise fail(text(...), got=...)``."""
     return CheckFailed(Finding(problem=problem, **fields))
@@ -99,6 +110,8 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
         check.run(student, ctx)
     except CheckFailed as failed:
         return Outcome(verdict(False, finding=failed.finding))
+    except CheckBlocked as blocked:
+        return Outcome(verdict(False, blocked_by=blocked.by))
     except StudentError as error:
         return Outcome(verdict(False, finding=raised(error)))
     except WorkerLost as lost:

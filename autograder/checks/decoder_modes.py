@@ -69,7 +69,8 @@ def _device(task: DecoderTask):
             return devices.Probe(case, note, cpu, elsewhere, compare_values=not train)
         devices.judge([probe(torch.tensor([3, 2]), False, "decoder.eval()"),
                        probe(None, False, "decoder.eval(), enc_valid_lens=None"),
-                       probe(torch.tensor([2, 3], dtype=torch.int32), True, "dropout=0.5, decoder.train()")])
+                       probe(torch.tensor([2, 3], dtype=torch.int32), True, "dropout=0.5, decoder.train()")],
+                      shape_check="state and output shapes")
     return run
 
 

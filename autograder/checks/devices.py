@@ -25,7 +25,7 @@ from torch.utils._pytree import tree_flatten
 
 from ..results import message_text, text
 from ..sandbox.proxy import StudentError
-from .core import fail, where_text
+from .core import CheckBlocked, fail, where_text
 from .inputs import Case
 
 DEVICE_ERROR = re.compile(r"device", re.IGNORECASE)
@@ -45,9 +45,11 @@ class Probe:
     compare_values: bool = True                 # False in train mode: the kernels' rounding differs
 
 
-def judge(probes: list[Probe]) -> None:
-    """Run every probe; raise the first failure. Fails too when none runs on the CPU."""
-    first_error, ran = None, False
+def judge(probes: list[Probe], shape_check: str) -> None:
+    """Run every probe; raise the first failure. Fails too when none runs on the CPU, and is
+    not judged (blocked by ``shape_check``, the task's check of what a call returns) when what
+    runs returns no tensor on the CPU: a list or an object has no device to be on."""
+    first_error, ran, tensors = None, False, False
     for probe in probes:
         try:
             expected = probe.cpu(probe.case)
@@ -55,11 +57,16 @@ def judge(probes: list[Probe]) -> None:
             first_error = first_error or error
             continue
         ran = True
+        if not any(isinstance(leaf, Tensor) for leaf in tree_flatten(expected)[0]):
+            continue
+        tensors = True
         _judge_one(probe, expected)
     if not ran and first_error is not None:
         raise fail(text("devices.runs_nowhere", type=first_error.type_name,
                         message=message_text(first_error.message, "check.aside")),
                    case_code=probes[0].case.code())
+    if ran and not tensors:
+        raise CheckBlocked(shape_check)
 
 
 def _judge_one(probe: Probe, expected) -> None:

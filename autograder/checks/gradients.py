@@ -18,10 +18,11 @@ from ..results import text
 from ..sandbox import vector_jacobian
 from ..sandbox.proxy import StudentError
 from .compare import check_tensor, close, float64_parameters
-from .core import fail
+from .core import CheckBlocked, fail
 
 WHAT_INPUT = "tensor.gradient_of"
 MISSING = object()
+OUTPUT_CHECK = "matches the reference"  # the check whose examples' outputs gradients are judged on
 
 
 def cotangent(shape: tuple, seed: int) -> Tensor:
@@ -53,14 +54,14 @@ def student_gradients(student, handle, calls: list, R: Tensor) -> dict:
 
 
 def compare(reply: dict, expected_output: Tensor, input_names: list[str], expected_inputs: list[Tensor],
-            expected_params: dict[str, Tensor], case_code: str) -> None:
-    """Fail on the first gradient that is missing or differs from the reference's. Judged only
-    where the student's output equals the reference's: a wrong output has wrong gradients
-    too, and its own check charges it (one property per check, SPEC §3)."""
+            expected_params: dict[str, Tensor], case_code: str) -> bool:
+    """Fail on the first gradient that is missing or differs from the reference's; True when
+    judged. Judged only where the student's output equals the reference's: a wrong output has
+    wrong gradients too, and its own check charges it (one property per check, SPEC §3)."""
     output = reply.get("output")
     scale = expected_output.abs().max().item() if expected_output.numel() else 0.0
     if not close(output, expected_output, 1e-6 * (1 + scale)):
-        return
+        return False
     got_inputs = tree_flatten(reply["inputs"])[0]
     pairs = list(zip(input_names, got_inputs, expected_inputs, strict=False))  # the worker's list may be short
     pairs += [(name, reply["parameters"].get(name, MISSING), g) for name, g in expected_params.items()]
@@ -74,3 +75,12 @@ def compare(reply: dict, expected_output: Tensor, input_names: list[str], expect
                            expected=text("gradients.some"), got="None")
             continue
         check_tensor(got, expected, 1e-7 + 1e-6 * scale, text(WHAT_INPUT, name=name), case_code)
+    return True
+
+
+def some_judged(judged: list[bool]) -> None:
+    """After a search whose examples ``compare`` returned ``judged``: blocked by the output
+    check when no example had the right output to judge gradients of (an output of zeros, of
+    NaN, or no tensor at all would otherwise pass, its gradients never compared)."""
+    if not any(judged):
+        raise CheckBlocked(OUTPUT_CHECK)

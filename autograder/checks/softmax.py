@@ -154,7 +154,7 @@ def _on_any_device(student, ctx: Context) -> None:
             elsewhere=lambda c: devices.call_elsewhere(student, NAME, None, list(c.tensors.values()), []))
     devices.judge([probe(torch.tensor([1, 3]), "valid_lens of shape (B,)"),
                    probe(torch.tensor([[1, 2, 4], [3, 0, 2]], dtype=torch.int32), "valid_lens of shape (B, Q)"),
-                   probe(None, "valid_lens=None")])
+                   probe(None, "valid_lens=None")], shape_check="output shape, dtype and device")
 
 
 def warn_if_writes_input(student, ctx: Context) -> None:

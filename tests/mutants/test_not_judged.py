@@ -1,0 +1,40 @@
+"""A check whose property was never there to judge is not judged, scores nothing and names the
+check that failed first; it never passes (red team: modules returning zeros got the gradients
+and dropout checks' points, a module returning a list the device check's)."""
+from .harness import Mutant, grade
+
+ZEROS = '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        return queries.sum(-1, keepdim=True)[..., :1] * 0 + values.new_zeros(
+            queries.shape[0], queries.shape[1], values.shape[-1])
+'''
+LIST = '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        return [[0.0] * values.shape[-1]] * queries.shape[1]
+'''
+
+
+def verdicts(source: str) -> dict[str, tuple[bool, float, str | None]]:
+    result = grade(Mutant("dot_product_attention", "not_judged", source, correct=False))
+    return {c.name: (c.passed, c.score, c.blocked_by) for c in result.checks}
+
+
+def test_gradients_and_dropout_of_an_output_of_zeros_are_not_judged():
+    seen = verdicts(ZEROS)
+    assert seen["matches the reference"][0] is False
+    for name in ("gradients match the reference", "dropout as nn.Dropout in train mode"):
+        assert seen[name] == (False, 0.0, "matches the reference"), (name, seen[name])
+
+
+def test_a_module_returning_no_tensor_is_not_judged_on_any_device():
+    assert verdicts(LIST)["runs on any device"] == (False, 0.0, "output shape")
