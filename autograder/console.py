@@ -6,6 +6,7 @@ nothing there. Everything worth keeping (a line per finished submission when std
 a terminal, then the summary) goes to stdout, so ``> log.txt`` keeps it.
 """
 import contextlib
+import re
 import sys
 import time
 
@@ -16,6 +17,14 @@ from rich.table import Table
 out = Console(soft_wrap=True, highlight=False)                 # stdout: the log
 err = Console(stderr=True, soft_wrap=True, highlight=False)    # stderr: progress and errors
 SHOWN_NOT_GRADED = 20  # the summary lists this many of the notebooks it did not grade, then counts
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on
+
+
+def shown(value: str) -> str:
+    """Text from a submission (an id, a file name, a message) as the terminal is to show it:
+    each control character written out as its escape (``\\x1b``, ``\\n``), so that no student
+    clears the TA's screen, sets its title or prints a line of their own into the log."""
+    return CONTROL.sub(lambda found: repr(found.group())[1:-1], value)
 
 
 class Estimate:
@@ -47,7 +56,7 @@ def progress(total: int):
         def on_done(result, cached: bool) -> None:
             estimate.done()
             note = " (unchanged, reused)" if cached else ""
-            out.print(f"[{len(estimate.times)}/{total}] {result.student_id}: autograded "
+            out.print(f"[{len(estimate.times)}/{total}] {_escaped(result.student_id)}: autograded "
                       f"{result.autograded_score:g}/{result.autograded_max:g}{note}  {estimate.text()}".rstrip())
             sys.stdout.flush()
         yield on_done, None
@@ -64,7 +73,7 @@ def progress(total: int):
         def on_progress(slot: int, student_id: str, phase: str) -> None:
             if slot not in slots:
                 slots[slot] = bar.add_task("", total=None, left="")
-            bar.update(slots[slot], description=f"  slot {slot + 1}: {student_id} · {phase}")
+            bar.update(slots[slot], description=f"  slot {slot + 1}: {_escaped(student_id)} · {phase}")
         yield on_done, on_progress
 
 
@@ -109,15 +118,15 @@ def _scores(run) -> None:
 def _not_graded(run) -> None:
     if run.not_graded:
         out.print(f"found and not graded ({len(run.not_graded)}):")
-        for shown, why in run.not_graded[:SHOWN_NOT_GRADED]:
-            out.print(f"  {shown}: {why}", markup=False)
+        for name, why in run.not_graded[:SHOWN_NOT_GRADED]:
+            out.print(f"  {shown(name)}: {shown(why)}", markup=False)
         if len(run.not_graded) > SHOWN_NOT_GRADED:
             out.print(f"  ... and {len(run.not_graded) - SHOWN_NOT_GRADED} more")
     unselected = sorted(s.student_id for s in run.submissions
                         if s.student_id not in run.results and run.selected is not None
                         and s.student_id not in run.selected)
     if unselected:
-        out.print(f"no result yet, not selected by --student ({len(unselected)}): {', '.join(unselected)}",
+        out.print(f"no result yet, not selected by --student ({len(unselected)}): {shown(', '.join(unselected))}",
                   markup=False)
 
 
@@ -125,7 +134,7 @@ def _problems(run) -> None:
     from .run import signal_name
     with_errors = sorted(sid for sid, r in run.results.items() if r.errors)
     if with_errors:
-        out.print(f"students with errors ({len(with_errors)}): {', '.join(with_errors)} "
+        out.print(f"students with errors ({len(with_errors)}): {shown(', '.join(with_errors))} "
                   f"(see their feedback in {run.folder.path / 'feedback'})", markup=False)
     for note in run.folder.notes:
         out.print(f"[yellow]note:[/yellow] {_escaped(note)}")
@@ -150,4 +159,4 @@ def _where_things_are(run) -> None:
 def _escaped(value: str) -> str:
     """Text from a submission (an id, a note naming a file) inside a line with rich markup."""
     from rich.markup import escape
-    return escape(value)
+    return escape(shown(value))

@@ -1,0 +1,34 @@
+"""What a student wrote never acts on the TA's terminal: an id, a file name or a message with
+escape sequences or line breaks is printed with them written out (red team: an id set the
+terminal's title and cleared lines in the `grade` log, an exception message cleared the
+screen in `autograder show`)."""
+import io
+
+from rich.console import Console
+
+from autograder.console import shown
+from autograder.results import Issue, SubmissionResult, TaskResult
+from autograder.show import show_result
+from autograder.store import OutputFolder
+
+HOSTILE = "eve\x1b[2K\x1b]0;pwned\x07\rfake\nalice: autograded 13/13\x9b"
+
+
+def test_control_characters_are_written_out():
+    assert shown(HOSTILE) == "eve\\x1b[2K\\x1b]0;pwned\\x07\\rfake\\nalice: autograded 13/13\\x9b"
+    assert shown("Петрова [bold] ✔\t") == "Петрова [bold] ✔\\t"
+
+
+def test_show_prints_no_control_character_of_the_result(tmp_path):
+    folder = OutputFolder(tmp_path, "attention_scoring", "en")
+    folder.check_usable()
+    result = SubmissionResult(student_id=HOSTILE, assignment="attention_scoring", score=0.0, max_score=3.0,
+                              tasks=[TaskResult(id="masked_softmax", score=0.0, max_score=3.0)],
+                              errors=[Issue(code="cell_error", text=None, message="\x1b[2J\x1b[H[green]passed")],
+                              seed=0, fingerprint="", notebook=HOSTILE + ".ipynb")
+    folder.save(result, pages=False)
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    show_result(HOSTILE, tmp_path, console)
+    printed = console.file.getvalue()
+    assert "\x1b]" not in printed and "\x1b[2J" not in printed and "\x07" not in printed
+    assert "\\x1b[2J" in printed and "eve\\x1b[2K" in printed
