@@ -6,7 +6,6 @@ nothing there. Everything worth keeping (a line per finished submission when std
 a terminal, then the summary) goes to stdout, so ``> log.txt`` keeps it.
 """
 import contextlib
-import re
 import sys
 import time
 
@@ -14,17 +13,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .files import written_out as shown
+
 out = Console(soft_wrap=True, highlight=False)                 # stdout: the log
 err = Console(stderr=True, soft_wrap=True, highlight=False)    # stderr: progress and errors
 SHOWN_NOT_GRADED = 20  # the summary lists this many of the notebooks it did not grade, then counts
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on
-
-
-def shown(value: str) -> str:
-    """Text from a submission (an id, a file name, a message) as the terminal is to show it:
-    each control character written out as its escape (``\\x1b``, ``\\n``), so that no student
-    clears the TA's screen, sets its title or prints a line of their own into the log."""
-    return CONTROL.sub(lambda found: repr(found.group())[1:-1], value)
 
 
 class Estimate:

@@ -14,11 +14,21 @@ all use it (a student id's file name is ``ids.file_stem``'s).
 import csv
 import io
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on
+
+
+def written_out(value: str, keep: str = "") -> str:
+    """``value`` with each control character not in ``keep`` written out as its escape
+    (``\\x1b``, ``\\n``): text from a submission (an id, a message) that the TA's terminal
+    shows, or ``cat`` prints from a Markdown file, acts on nothing (no cleared screen, no
+    title set, no line of the student's own in the log)."""
+    return CONTROL.sub(lambda found: found.group() if found.group() in keep else repr(found.group())[1:-1], value)
 
 
 def clean_text(value: str) -> str:

@@ -8,6 +8,8 @@ its own (a forged score, say).
 """
 import re
 
+from .files import written_out
+
 # ( ) and ! only matter after [ ], which are escaped; no line starts with escaped text, so
 # the line-start markers (#, -, +, 1.) need nothing more than # escaped.
 SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
@@ -16,12 +18,12 @@ SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~])")
 def md(value: object) -> str:
     """Plain text on one line that Markdown shows as it is (no emphasis, link, HTML or table
     cell break)."""
-    return SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    return SPECIAL.sub(r"\\\1", written_out(" ".join(str(value).split())))
 
 
 def words(value: str) -> str:
     """A run of words inside a sentence, escaped as ``md`` does, its edge spaces kept."""
-    return SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", value))
+    return SPECIAL.sub(r"\\\1", written_out(re.sub(r"\s+", " ", value)))
 
 
 def _fence(value: str, shortest: int) -> str:
@@ -30,7 +32,7 @@ def _fence(value: str, shortest: int) -> str:
 
 def inline_code(value: object) -> str:
     """An inline code span that holds any text, on one line."""
-    flat = " ".join(str(value).split())
+    flat = written_out(" ".join(str(value).split()))
     fence = _fence(flat, 1)
     pad = " " if flat.startswith(("`", " ")) or flat.endswith(("`", " ")) or "`" in flat else ""
     return f"{fence}{pad}{flat}{pad}{fence}"
@@ -43,5 +45,6 @@ def code(value: object) -> str:
 
 def fenced(block: str) -> list[str]:
     """A fenced code block's lines; the fence outgrows any run of backticks in ``block``."""
+    block = written_out(block, keep="\n\t")
     fence = _fence(block, 3)
     return [fence + "text", *block.rstrip("\n").splitlines(), fence]

@@ -32,3 +32,9 @@ def test_show_prints_no_control_character_of_the_result(tmp_path):
     printed = console.file.getvalue()
     assert "\x1b]" not in printed and "\x1b[2J" not in printed and "\x07" not in printed
     assert "\\x1b[2J" in printed and "eve\\x1b[2K" in printed
+
+
+def test_markdown_written_for_the_student_and_the_ta_holds_no_control_character():
+    from autograder.markdown import fenced, inline_code, md, words
+    for text in (md(HOSTILE), words(HOSTILE), inline_code(HOSTILE), *fenced(HOSTILE)):
+        assert not any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in text), repr(text)
