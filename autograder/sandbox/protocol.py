@@ -182,8 +182,8 @@ class _Decoder:
             raise ProtocolError(f"bad tensor header {tree!r:.200}")
         if not all(type(n) is int and n >= 0 for n in shape):
             shape = [_index(n, "dimension") for n in shape]  # raises, naming the bad one
-        if tree["__tensor__"] is None:  # a meta tensor carries no data
-            return torch.empty(shape, dtype=dtype, device="meta")
+        if tree["__tensor__"] is None:  # a meta tensor: no data, and nothing asks for one
+            return Opaque(f"tensor on the meta device, of shape {tuple(shape)}"[:100])
         index = _index(tree["__tensor__"], "buffer index")
         if index in self.used or index >= len(self.buffers):
             raise ProtocolError(f"buffer {index} named twice or missing")
