@@ -290,3 +290,22 @@ def test_a_student_uploads_one_notebook_at_a_time(server):
         time.sleep(0.2)
     assert third.status == 202
     server.wait_done("s14", third.json()["id"])
+
+
+def test_half_sent_requests_are_closed_and_cannot_hold_the_service(server):
+    """A client that opens more connections than the service takes (256) and sends half a
+    request's headers on each got every student a 503 for as long as it held them (red team).
+    Each is closed HEADERS_S after it opened; the service answers again."""
+    from autograder.service.http import HEADERS_S
+    held = []
+    for _ in range(260):
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=HEADERS_S + 30)
+        sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nX-a: b")
+        held.append(sock)
+    started = time.monotonic()
+    assert held[0].recv(1024) == b""  # closed by the service, nothing answered
+    assert time.monotonic() - started < HEADERS_S + 20
+    time.sleep(1)
+    assert server.request("GET", "/api/health").status == 200
+    for sock in held:
+        sock.close()
