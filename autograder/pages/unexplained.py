@@ -37,7 +37,7 @@ def unexplained_groups(results: list[SubmissionResult], task_checks: dict[str, l
             if _untouched(task) or _diagnosed(task):
                 continue
             for check in task.checks:
-                if check.passed:
+                if check.passed or check.blocked_by is not None:  # not judged: the blocking check's group says why
                     continue
                 key = (task.id, check.name, *_behaviour(check.finding, check.message))
                 group = groups.setdefault(key, Group(task.id, check.name, check.finding, check.message))

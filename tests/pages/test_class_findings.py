@@ -134,3 +134,18 @@ def test_a_student_alone_in_a_task_is_not_fingerprinted():
     pairs = similarity.similar_pairs({"ann": {"dot_product_attention": cell}, "bob": {"dot_product_attention": cell}},
                                      "x = 1\n")
     assert [(p.student_a, p.student_b) for p in pairs] == [("ann", "bob")]
+
+
+def test_a_check_not_judged_is_no_unexplained_failure_of_its_own():
+    """Gradients not judged because the output check failed: only the output check's failure
+    forms a group (the blocked check would list every such student a second time)."""
+    from autograder.pages.unexplained import unexplained_groups
+    from autograder.results import CheckResult, SubmissionResult, TaskResult
+    checks = [CheckResult(name="matches the reference", passed=False, score=0, max_score=1, message="differs"),
+              CheckResult(name="gradients match the reference", passed=False, score=0, max_score=1,
+                          blocked_by="matches the reference")]
+    results = [SubmissionResult(student_id=s, assignment=ASSIGNMENT, score=0, max_score=2, seed=0, fingerprint="",
+                                tasks=[TaskResult(id="dot_product_attention", score=0, max_score=2, checks=checks)])
+               for s in ("ann", "bob")]
+    groups = unexplained_groups(results, {"dot_product_attention": [c.name for c in checks]})
+    assert [(g.check, g.students) for g in groups] == [("matches the reference", ["ann", "bob"])]
