@@ -49,7 +49,7 @@ def progress(total: int):
         def on_done(result, cached: bool) -> None:
             estimate.done()
             note = " (unchanged, reused)" if cached else ""
-            out.print(f"[{len(estimate.times)}/{total}] {_escaped(result.student_id)}: autograded "
+            out.print(f"[{len(estimate.times)}/{total}] {escaped(result.student_id)}: autograded "
                       f"{result.autograded_score:g}/{result.autograded_max:g}{note}  {estimate.text()}".rstrip())
             sys.stdout.flush()
         yield on_done, None
@@ -66,7 +66,7 @@ def progress(total: int):
         def on_progress(slot: int, student_id: str, phase: str) -> None:
             if slot not in slots:
                 slots[slot] = bar.add_task("", total=None, left="")
-            bar.update(slots[slot], description=f"  slot {slot + 1}: {_escaped(student_id)} · {phase}")
+            bar.update(slots[slot], description=f"  slot {slot + 1}: {escaped(student_id)} · {phase}")
         yield on_done, on_progress
 
 
@@ -130,14 +130,14 @@ def _problems(run) -> None:
         out.print(f"students with errors ({len(with_errors)}): {shown(', '.join(with_errors))} "
                   f"(see their feedback in {run.folder.path / 'feedback'})", markup=False)
     for note in run.folder.notes:
-        out.print(f"[yellow]note:[/yellow] {_escaped(note)}")
+        out.print(f"[yellow]note:[/yellow] {escaped(note)}")
     if run.failed:
-        out.print(f"[red]the grader failed on[/red] {_escaped(', '.join(sorted(run.failed)))}: "
+        out.print(f"[red]the grader failed on[/red] {escaped(', '.join(sorted(run.failed)))}: "
                   f"run the same command again to grade them")
     if run.stopped_by is not None:
         out.print(f"[yellow]stopped by {signal_name(128 + run.stopped_by)}:[/yellow] "
                   f"{len(run.to_grade) - len(run.missing)} of {len(run.to_grade)} graded and kept in "
-                  f"{_escaped(str(run.folder.path))}; run the same command again to grade the other "
+                  f"{escaped(str(run.folder.path))}; run the same command again to grade the other "
                   f"{len(run.missing)}")
 
 
@@ -149,7 +149,8 @@ def _where_things_are(run) -> None:
         out.print(f"nbgrader course: {run.nbgrader.root} (gradebook and autograded/ updated)", markup=False)
 
 
-def _escaped(value: str) -> str:
-    """Text from a submission (an id, a note naming a file) inside a line with rich markup."""
+def escaped(value: str) -> str:
+    """Text from a submission (an id, a note naming a file, a message) inside a line with rich
+    markup: no markup of its own, and its control characters written out."""
     from rich.markup import escape
     return escape(shown(value))

@@ -8,11 +8,10 @@ import difflib
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape as escape_markup
 from rich.table import Table
 
 from .config import ConfigError
-from .console import shown
+from .console import escaped
 from .gradebook import entered_points
 from .ids import file_stem
 from .manual_points import Tasks, read_manual_points
@@ -31,24 +30,19 @@ def show_result(student_id: str, folder: Path, console: Console) -> None:
     result = store.load(student_id)
     if result is None:
         raise ConfigError(_unknown(student_id, folder, store))
-    console.print(f"[bold]{_shown(result.student_id)}[/bold] · {_shown(result.assignment)} · "
-                  f"{_shown(total_line(total_of(result, _entered(store, result)), 'en'))}")
+    console.print(f"[bold]{escaped(result.student_id)}[/bold] · {escaped(result.assignment)} · "
+                  f"{escaped(total_line(total_of(result, _entered(store, result)), 'en'))}")
     if result.notebook:
-        console.print(f"graded: {_shown(result.notebook)}")
+        console.print(f"graded: {escaped(result.notebook)}")
     console.print(_checks_table(result))
     for kind, issues in (("error", result.errors), ("warning", result.warnings)):
         for issue in issues:
             task = f" ({issue.task})" if issue.task else ""
-            console.print(f"{kind}{_shown(task)}: {_shown(issue.code)}: {_shown(issue.message)}")
+            console.print(f"{kind}{escaped(task)}: {escaped(issue.code)}: {escaped(issue.message)}")
     stem = file_stem(result.student_id)
     for page in (folder / "feedback" / f"{stem}.html", folder / "feedback" / f"{stem}.md"):
         if page.is_file():
-            console.print(f"feedback: {_shown(str(page))}")
-
-
-def _shown(value: str) -> str:
-    """The stored text (the student's id, file name, messages) without markup or control characters."""
-    return escape_markup(shown(value))
+            console.print(f"feedback: {escaped(str(page))}")
 
 
 def _checks_table(result) -> Table:
@@ -58,12 +52,12 @@ def _checks_table(result) -> Table:
     table.add_column("what went wrong")
     for task in result.tasks:
         score = "written answer (TA)" if task.manual else f"{task.score:g} / {task.max_score:g}"
-        table.add_row(f"[bold]{_shown(task.id)}[/bold]", score, "")
+        table.add_row(f"[bold]{escaped(task.id)}[/bold]", score, "")
         for check in task.checks:
             mark = "[green]✔[/green]" if check.passed else "[red]✘[/red]"
             first = next((line.strip() for line in check.message.splitlines() if line.strip()), "")
-            table.add_row(f"  {mark} {_shown(check.name)}", f"{check.score:g} / {check.max_score:g}",
-                          "" if check.passed else _shown(first[:160]))
+            table.add_row(f"  {mark} {escaped(check.name)}", f"{check.score:g} / {check.max_score:g}",
+                          "" if check.passed else escaped(first[:160]))
     return table
 
 

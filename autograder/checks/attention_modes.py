@@ -70,11 +70,12 @@ def _dropout_in_train(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         case, device = _train_case(task), ctx.device
         _, plain = build(student, task, case, device=device)
-        weights = plain(*inputs(case, device=device))  # (B, Q, K + 1): [W | 1] in eval mode, without dropout
-        check_shape(weights, (4, 8, 7), OUTPUT, case.code, "(B, Q, v)")
-        if not ((weights[..., -1].double().cpu() - 1).abs() <= 1e-3).all():  # (B, Q): no weights summing to one
+        evaluated = plain(*inputs(case, device=device))  # (B, Q, K + 1): [W | 1] in eval mode, without dropout
+        check_shape(evaluated, (4, 8, 7), OUTPUT, case.code, "(B, Q, v)")
+        evaluated = evaluated.double().cpu()
+        if not ((evaluated[..., -1] - 1).abs() <= 1e-3).all():  # (B, Q): no weights summing to one
             raise CheckBlocked("matches the reference")  # nothing to drop (an output of zeros would pass)
-        weights = weights[..., :-1].double().cpu()  # (B, Q, K)
+        weights = evaluated[..., :-1]  # (B, Q, K)
         for p in TRAIN_RATES:
             _, module = build(student, task, case, dropout=p, device=device)
             kept_before = _stored(module, case, device)

@@ -17,11 +17,17 @@ HEADERS_S = 10.0
 class HeadersInTime(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._headers_due = self.loop.call_later(HEADERS_S, self._headers_late)
+        self._headers_due: asyncio.TimerHandle | None = None
+        self._arm()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._headers_due.cancel()
+        self._arm()
+
+    def _arm(self) -> None:
+        """The next request's line and headers are due ``HEADERS_S`` from now."""
+        if self._headers_due is not None:
+            self._headers_due.cancel()
         self._headers_due = self.loop.call_later(HEADERS_S, self._headers_late)
 
     def connection_lost(self, exc: Exception | None) -> None:

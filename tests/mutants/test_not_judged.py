@@ -3,26 +3,22 @@ check that failed first; it never passes (red team: modules returning zeros got 
 and dropout checks' points, a module returning a list the device check's)."""
 from .harness import Mutant, grade
 
-ZEROS = '''
+def returning(expression: str) -> str:
+    """A DotProductAttention cell whose forward returns ``expression``."""
+    return f"""
 class DotProductAttention(nn.Module):
     def __init__(self, dropout):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, queries, keys, values, valid_lens=None):
-        return queries.sum(-1, keepdim=True)[..., :1] * 0 + values.new_zeros(
-            queries.shape[0], queries.shape[1], values.shape[-1])
-'''
-LIST = '''
-class DotProductAttention(nn.Module):
-    def __init__(self, dropout):
-        super().__init__()
-        self.dropout = nn.Dropout(dropout)
+        return {expression}
+"""
 
-    def forward(self, queries, keys, values, valid_lens=None):
-        return [[0.0] * values.shape[-1]] * queries.shape[1]
-'''
 
+ZEROS = returning("queries.sum(-1, keepdim=True) * 0 + values.new_zeros(queries.shape[0], queries.shape[1], "
+                  "values.shape[-1])")
+LIST = returning("[[0.0] * values.shape[-1]] * queries.shape[1]")
 
 def verdicts(source: str) -> dict[str, tuple[bool, float, str | None]]:
     result = grade(Mutant("dot_product_attention", "not_judged", source, correct=False))

@@ -303,9 +303,42 @@ def test_half_sent_requests_are_closed_and_cannot_hold_the_service(server):
         sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nX-a: b")
         held.append(sock)
     started = time.monotonic()
+    trickled = Trickle(server.port, HEADERS_S + 30)  # a byte every 2 s: no byte moves the deadline
     assert held[0].recv(1024) == b""  # closed by the service, nothing answered
     assert time.monotonic() - started < HEADERS_S + 20
     time.sleep(1)
     assert server.request("GET", "/api/health").status == 200
     for sock in held:
         sock.close()
+    trickled.join()
+    assert trickled.closed_after is not None and trickled.closed_after < HEADERS_S + 5, trickled.closed_after
+
+
+class Trickle(threading.Thread):
+    """One connection sending a request's headers a byte every 2 s (its recv timeout), for at most ``limit_s``;
+    ``closed_after``: seconds until the service closed it (None: it never did)."""
+
+    def __init__(self, port: int, limit_s: float):
+        super().__init__(daemon=True)
+        self.port, self.limit_s, self.closed_after = port, limit_s, None
+        self.start()
+
+    def run(self) -> None:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+        started = time.monotonic()
+        request = b"GET /api/health HTTP/1.1\r\nHost: x\r\n" + b"X-a: b\r\n" * 1000
+        try:
+            for byte in request:
+                if time.monotonic() - started > self.limit_s:
+                    return
+                sock.sendall(bytes([byte]))
+                try:
+                    if sock.recv(1024) == b"":
+                        self.closed_after = time.monotonic() - started
+                        return
+                except TimeoutError:
+                    pass  # still open, still waiting: the next byte
+        except OSError:
+            self.closed_after = time.monotonic() - started
+        finally:
+            sock.close()
