@@ -8,7 +8,11 @@ before they search. So a class pays one full run per new way of failing, not one
 process and per run.
 
 Files live under ``<results>/.recorded-runs/<grader version>/``: a changed check, torch or
-hypothesis starts afresh. One record is the examples' values and the outcomes' names, saved
+hypothesis starts afresh. The reference solutions' runs are recorded once more at install
+time (``make``: the bundled correct notebooks graded into ``SHIPPED``), and read before the
+results folder's own: so even a run's first correct notebook replays, without hypothesis's
+search (the examples and the verdicts are the same as a full run's; only the engine's own
+time goes). One record is the examples' values and the outcomes' names, saved
 with ``torch.save`` and read back with ``weights_only=True`` (tensors, numbers and strings
 only: nothing in these files is code). Only the grader writes them; a file that does not
 read back whole stops being read at that point, and the search runs in full.
@@ -17,6 +21,7 @@ import fcntl
 import hashlib
 import io
 import struct
+import sys
 from pathlib import Path
 
 import hypothesis
@@ -27,15 +32,17 @@ from .inputs import Case
 HEADER = struct.Struct("<Q")  # each record's length, before it
 FOLDER = ".recorded-runs"
 MAX_FILE_BYTES = 8 << 20  # per search: beyond it, new ways of failing are kept in memory only
+SHIPPED = Path(sys.prefix) / "share" / "attention-autograder" / "reference-runs"  # written by `make`
 
 
 class RunFiles:
     """The recorded runs of one results folder, for one grader version."""
 
-    def __init__(self, results: Path, grader_version: str):
+    def __init__(self, results: Path, grader_version: str, shipped: Path = SHIPPED):
         version = f"{grader_version}-torch{torch.__version__}-hypothesis{hypothesis.__version__}"
         self.folder = results / FOLDER / version.replace("/", "_")
-        self.read_to: dict[tuple, int] = {}  # search key -> bytes of its file this process has read
+        self.shipped = shipped / version.replace("/", "_")  # read only: never appended to
+        self.read_to: dict[Path, int] = {}  # file -> bytes of it this process has read
 
     def append(self, key: tuple, calls: list[tuple], end: str) -> None:
         """One recorded run: ``calls`` as (case, outcome) in hypothesis's order, then ``end``."""
@@ -46,7 +53,7 @@ class RunFiles:
         record = buffer.getvalue()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            with open(self._path(key), "ab") as file:
+            with open(self.folder / _file_name(key), "ab") as file:
                 fcntl.flock(file, fcntl.LOCK_EX)
                 if file.tell() + len(record) > MAX_FILE_BYTES:
                     return
@@ -55,8 +62,13 @@ class RunFiles:
             return  # a folder we cannot write keeps its runs in memory only
 
     def new_runs(self, key: tuple) -> list[tuple[list[tuple], str]]:
-        """The runs appended to ``key``'s file since this process last read it."""
-        path, start = self._path(key), self.read_to.get(key, 0)
+        """The runs shipped for ``key`` and those appended to its file since this process last
+        read them."""
+        name = _file_name(key)
+        return [*self._read(self.shipped / name), *self._read(self.folder / name)]
+
+    def _read(self, path: Path) -> list[tuple[list[tuple], str]]:
+        start = self.read_to.get(path, 0)
         try:
             if path.stat().st_size <= start:
                 return []
@@ -76,14 +88,15 @@ class RunFiles:
                 record = torch.load(io.BytesIO(body), weights_only=True)
                 runs.append(([(Case(**fields), outcome) for fields, outcome in record["calls"]], record["end"]))
             except Exception:  # noqa: BLE001 - not ours as written: read no further
-                self.read_to[key] = path.stat().st_size
+                self.read_to[path] = path.stat().st_size
                 return runs
             offset += HEADER.size + length
-        self.read_to[key] = start + offset
+        self.read_to[path] = start + offset
         return runs
 
-    def _path(self, key: tuple) -> Path:
-        return self.folder / hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+
+def _file_name(key: tuple) -> str:
+    return hashlib.sha256(repr(key).encode()).hexdigest()[:32]
 
 
 def _plain(case: Case) -> dict:
@@ -93,10 +106,11 @@ def _plain(case: Case) -> dict:
 _FILES: RunFiles | None = None
 
 
-def keep_runs_in(results: Path | None, grader_version: str = "") -> None:
-    """This process's recorded runs go to (and come from) ``results``'s files; None: memory only."""
+def keep_runs_in(results: Path | None, grader_version: str = "", shipped: Path = SHIPPED) -> None:
+    """This process's recorded runs go to (and come from) ``results``'s files, after those
+    ``shipped`` with the grader; None: memory only."""
     global _FILES
-    _FILES = RunFiles(results, grader_version) if results is not None else None
+    _FILES = RunFiles(results, grader_version, shipped) if results is not None else None
 
 
 def files() -> RunFiles | None:

@@ -3,8 +3,9 @@
 Started by ``sandbox.Sandbox`` inside bubblewrap as
 ``python -P -m autograder.sandbox.zygote ARGS`` (JSON: the control socket's fd, the
 slot's uid, and ``cgroup.procs`` files to join). It joins the slot's cgroups, forbids
-SysV IPC in the slot, hardens itself (``lockdown``), imports torch and matplotlib once,
-notes its own state and says ``ready``. As root it stays uid 0 with CAP_SETUID,
+SysV IPC in the slot, hardens itself (``lockdown``), imports torch once (not matplotlib:
+the course library imports it on the first heatmap drawn, and grading draws none), notes
+its own state and says ``ready``. As root it stays uid 0 with CAP_SETUID,
 CAP_SETGID and CAP_KILL only; its workers run as the slot's uid, so they cannot reach
 it. It never imports ``reference`` or the checks: they are not even mounted.
 
@@ -44,12 +45,12 @@ def main(argv: list[str]) -> None:
         lockdown.forbid_ipc()
     lockdown.harden_zygote()
     _warm_up()
-    _empty_tmp()  # matplotlib may have written its cache there
-    # What the zygote holds now (torch's and matplotlib's modules, some 400,000 objects)
-    # lives as long as every worker forked from it: kept out of the workers' garbage
-    # collections, which otherwise walk all of it each time the objects a submission's
-    # modules leave behind set off a full one (half of an attention module's build), and
-    # write into the pages it shares with them.
+    _empty_tmp()
+    # What the zygote holds now (torch's modules, hundreds of thousands of objects) lives as
+    # long as every worker forked from it: kept out of the workers' garbage collections,
+    # which otherwise walk all of it each time the objects a submission's modules leave
+    # behind set off a full one (half of an attention module's build), and write into the
+    # pages it shares with them.
     gc.freeze()
     baseline = lockdown.process_state()
     control.send(json.dumps({"op": "ready", "pid": os.getpid()}).encode())
@@ -63,11 +64,6 @@ def _warm_up() -> None:
     import torch
 
     torch.set_num_threads(1)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: F401 - students' cells plot
-
     from . import runner  # noqa: F401 - the worker's code, imported before forking
 
     torch.ones(2, 3).softmax(-1)  # first-op set-up costs paid once, here

@@ -140,3 +140,24 @@ def test_a_damaged_or_planted_record_is_never_trusted(hypothesis_runs, tmp_path,
     fresh_process()
     assert verdict(STUDENTS["fails above 60"]) == expected
     assert len(calls) == 1 and not planted.exists()
+
+
+def test_runs_shipped_with_the_grader_are_replayed_and_never_written(hypothesis_runs, tmp_path):
+    """``make`` grades the correct notebooks into a folder of the installed grader; a fresh
+    results folder's first correct student then replays those runs without hypothesis, while
+    a new way of failing is recorded in the results folder only."""
+    calls, fresh_process = hypothesis_runs
+    shipped_grading = tmp_path / "install-time grading"
+    kept_runs.keep_runs_in(shipped_grading, "v1")
+    expected = verdict(STUDENTS["passes"])
+    shipped = tmp_path / "shipped"
+    (shipped_grading / kept_runs.FOLDER).rename(shipped)
+    before = sorted((p, p.read_bytes()) for p in shipped.rglob("*") if p.is_file())
+
+    fresh_process()
+    results = tmp_path / "a fresh results folder"
+    kept_runs.keep_runs_in(results, "v1", shipped=shipped)
+    assert verdict(STUDENTS["passes"]) == expected and calls == []
+    assert verdict(fails_above(90)) is not None and len(calls) == 1
+    assert sorted((p, p.read_bytes()) for p in shipped.rglob("*") if p.is_file()) == before
+    assert [p for p in (results / kept_runs.FOLDER).rglob("*") if p.is_file()]

@@ -5,5 +5,5 @@ from .seq2seq import init_seq2seq, Encoder, Decoder, AttentionDecoder, EncoderDe
 from .data import Vocab, preprocess, tokenize, read_fra_eng, TranslationData, load_fra_eng, synthetic_pairs, synthetic_data
 from .training import try_gpu, train_seq2seq, token_accuracy, translate, stack_step_weights
 from .bleu import bleu
-from .plots import HeatmapFigure, show_heatmaps
-__all__ = ['masked_softmax', 'DotProductAttention', 'AdditiveAttention', 'init_seq2seq', 'Encoder', 'Decoder', 'AttentionDecoder', 'EncoderDecoder', 'Seq2SeqEncoder', 'LSTMEncoder', 'Seq2Seq', 'Vocab', 'preprocess', 'tokenize', 'read_fra_eng', 'TranslationData', 'load_fra_eng', 'synthetic_pairs', 'synthetic_data', 'try_gpu', 'train_seq2seq', 'token_accuracy', 'translate', 'stack_step_weights', 'bleu', 'HeatmapFigure', 'show_heatmaps']
+from .plots import show_heatmaps
+__all__ = ['masked_softmax', 'DotProductAttention', 'AdditiveAttention', 'init_seq2seq', 'Encoder', 'Decoder', 'AttentionDecoder', 'EncoderDecoder', 'Seq2SeqEncoder', 'LSTMEncoder', 'Seq2Seq', 'Vocab', 'preprocess', 'tokenize', 'read_fra_eng', 'TranslationData', 'load_fra_eng', 'synthetic_pairs', 'synthetic_data', 'try_gpu', 'train_seq2seq', 'token_accuracy', 'translate', 'stack_step_weights', 'bleu', 'show_heatmaps']
