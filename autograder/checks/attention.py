@@ -22,13 +22,14 @@ from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
 from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin, heatmap,
                       in_dtype, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, search
+from .core import Check, CheckBlocked, CheckFailed, Context, Kept, PerStudent, fail, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
 OUTPUT = text("tensor.attention_output")
 WEIGHTS = text("tensor.stored_weights")
+WEIGHTS_CHECK = "attention_weights match the reference"
 BUILD_SEED = 0  # the random state every student module is built from (build_remote)
 Scores = Callable[[torch.nn.Module, Tensor, Tensor], Tensor]  # (module, queries, keys) -> (B, Q, K)
 
@@ -313,9 +314,11 @@ def _shape(task: AttentionTask):
 
 def _law(task: AttentionTask):
     """Eval mode: output == attention_weights @ values row by row, rows of valid length 0
-    included (SPEC §2), and finite there (as masked_softmax's rows are). The law passes when
-    no (B, Q, K) weights are kept: the weights check charges that."""
+    included (SPEC §2), and finite there (as masked_softmax's rows are). Not judged when no
+    example kept (B, Q, K) weights to multiply: the weights check charges that."""
     def run(student, ctx: Context) -> None:
+        judged: list[bool] = []
+
         def test(case: Case):
             case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
             _, _, got, weights = build_called(student, task, case, ctx.device)
@@ -326,12 +329,16 @@ def _law(task: AttentionTask):
                 raise fail(text("attention.empty_row_not_finite"), case_code=case.code(),
                            expected=text("softmax.finite_row"), got=str(got[empty][0].tolist()))
             if not isinstance(weights, Tensor) or tuple(weights.shape) != (q.shape[0], q.shape[1], k.shape[1]):
+                judged.append(False)
                 return
             product = weights.double() @ v.double()  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
             tol = (1e-9 if q.dtype == torch.float64 else 1e-5) * (1 + product.abs().nan_to_num().max().item())
             check_tensor(got, product, tol, text("attention.law_output"), case.code, "(B, Q, v)")
+            judged.append(True)
         search(attention_cases(with_lens=True, min_len=0, same_sizes=not task.different_sizes,
                                hidden=task.hidden), test, ctx, max_examples=max(5, ctx.max_examples // 2))
+        if not any(judged):
+            raise CheckBlocked(WEIGHTS_CHECK)
     return run
 
 
@@ -340,23 +347,42 @@ def _gradients(task: AttentionTask):
     equal the reference's (SPEC §2; no row of valid length 0), where the output is right."""
     def run(student, ctx: Context) -> None:
         judged: list[bool] = []
-
-        def test(case: Case):
-            reference, module = build(student, task, case, device=ctx.device)
-            q, k, v, lens = inputs(case)
-            R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
-            reply = gradients.student_gradients(student, module.handle, [[None, inputs(case, device=ctx.device)]],
-                                                R.to(ctx.device))
-            output, expected_inputs, expected_params = reference_result(
-                "attention gradients", lambda: gradients.reference_gradients(
-                    lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v],
-                    reference, R), reference, [q, k, v, lens], R)
-            judged.append(gradients.compare(reply, output, ["queries", "keys", "values"], expected_inputs,
-                                            expected_params, case.code()))
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, dtype=torch.float64),
-               test, ctx, max_examples=max(5, ctx.max_examples // 2))
+               lambda case: judged.append(gradients_judged(student, task, case, ctx.device)),
+               ctx, max_examples=max(5, ctx.max_examples // 2))
         gradients.some_judged(judged)
     return run
+
+
+def gradients_judged(student, task: AttentionTask, case: Case, device: str, train: bool = False,
+                     code: str | None = None) -> bool:
+    """Fail on the first of the student's gradients that differs from the reference's, on the
+    float64 ``case`` (the module in train mode at dropout 0 when ``train``); False when not
+    judged (the output differs: the output checks charge that)."""
+    reference, module = build(student, task, case, device=device)
+    if train:
+        module.train()
+    q, k, v, lens = inputs(case)
+    R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
+    reply = gradients.student_gradients(student, module.handle, [[None, inputs(case, device=device)]],
+                                        R.to(device), first_item=False)
+    output, expected_inputs, expected_params = reference_result(
+        "attention gradients", lambda: gradients.reference_gradients(
+            lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v],
+            reference, R), reference, [q, k, v, lens], R)
+    judged = gradients.compare(reply, output, ["queries", "keys", "values"], expected_inputs,
+                               expected_params, code or case.code())
+    return judged and _informative(case)
+
+
+def _informative(case: Case) -> bool:
+    """Whether the output depends on the attention at all: more than one output value, and a
+    query with two valid keys or more (with one, any weights give the same output). Gradients
+    judged on other examples alone would pass code that attends to nothing."""
+    q, k, v, lens = inputs(case)
+    if q.shape[0] * q.shape[1] * v.shape[-1] < 2 or k.shape[1] < 2:
+        return False
+    return lens is None or bool((lens.clamp(max=k.shape[1]) >= 2).any())
 
 
 def checks_for(task_id: str) -> list[Check]:
@@ -371,7 +397,7 @@ def checks_for(task_id: str) -> list[Check]:
         checks.append(check("matches the reference with 2-D valid_lens", _matches(task, compare_output, two_d=True)))
     if task.different_sizes:
         checks.append(check("queries and keys of different sizes", _matches(task, compare_output, same_sizes=False)))
-    return checks + [check("attention_weights match the reference",  # the output check's examples
+    return checks + [check(WEIGHTS_CHECK,  # the output check's examples
                            _matches(task, compare_weights, two_d=False if task.two_d_check else None,
                                     examples_of="matches the reference")),
                      check("output equals attention_weights @ values", _law(task)),

@@ -3,8 +3,8 @@ code passes them"): the drawn examples are small, fresh and contiguous; the deco
 training loop are none of these.
 
 One module, built with the reference's weights, is called four times in a row in the worker:
-as the decoder calls it (keys and values ``enc_outputs.permute(1, 0, 2)``, non-contiguous, 130
-of them, the queries far from every key); again on the same key and value tensors with new
+as the decoder calls it (keys and values ``enc_outputs.permute(1, 0, 2)``, non-contiguous,
+hundreds of them, the queries far from every key); again on the same key and value tensors with new
 values written into them (a training loop's reused buffers: nothing may be cached by a
 tensor's identity); with ``valid_lens=None`` (nothing masked, whatever the call before masked);
 in train mode at dropout 0 (it keeps ``attention_weights`` there too). Each call's output and
@@ -19,13 +19,13 @@ import torch
 
 from ..results import Finding, text
 from ..sandbox.proxy import StudentError
-from . import decoders, gradients
+from . import attention, decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, build, expected, inputs, reference_module
-from .compare import check_tensor, reference_result, tolerance
+from .compare import check_tensor, tolerance
 from .core import Check, CheckFailed, Context, PerStudent, raised
-from .inputs import Case, values
+from .inputs import WIDE, Case, values
 
-B, Q, K, D = 2, 2, 130, 4   # K above any table a student might size at 64
+B, Q, K, D = 2, 2, WIDE, 4   # K above any table a student might size at 256
 FAR = 16.0                   # queries this far from every key: distance scores near -250
 
 
@@ -38,10 +38,10 @@ class Call:
     context: str   # texts: context.<name>
 
 
-def _calls(task: AttentionTask) -> list[Call]:
+def _calls(task: AttentionTask, dtype=torch.float32) -> list[Call]:
     def case(seed: int, lens, offset: float = 0.0) -> Case:
-        queries, q_recipe = values((B, Q, D), 2.0, seed, torch.float32, offset)
-        keys, k_recipe = values((B, K, D), 2.0, seed + 1, torch.float32)
+        queries, q_recipe = values((B, Q, D), 2.0, seed, dtype, offset)
+        keys, k_recipe = values((B, K, D), 2.0, seed + 1, dtype)
         return Case({"queries": queries, "keys": keys, "values": keys.clone(), "valid_lens": lens},
                     options={"num_hiddens": 3} if task.hidden else {},
                     recipes={"queries": q_recipe, "keys": k_recipe, "values": k_recipe})
@@ -134,13 +134,23 @@ def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
             if weights:
                 tol = max(tol, 1e-5)  # as the weights check allows (float32 inputs)
             later = "" if moment == "now" else "\n" + "\n".join(f"# ...then: {THEN[c.context]}" for c in calls[i + 1:])
-            check_tensor(got, want, tol, text(f"context.{call.context}", what=what, moment=text(f"context.{moment}")),
+            check_tensor(got, want, tol, text(f"context.{call.context}", what=what, moment=text(f"context.{moment}"),
+                                              keys=K),
                          _code(call) + later, shape)
 
 
-def backpropagates_in_train_mode(student, task: AttentionTask, device: str) -> None:
-    """Dropout 0.5, train mode, 130 keys: a loss backpropagates (no in-place write into what
-    autograd still needs), as a training step does."""
+def gradients_in_train_mode(student, task: AttentionTask, device: str) -> None:
+    """As a training step runs the module: in train mode at dropout 0 the gradients equal the
+    reference's (float64, the train-mode call's inputs; judged where the output is right, which
+    the weights check charges otherwise); at dropout 0.5 a loss backpropagates (no in-place
+    write into what autograd still needs)."""
+    call = next(c for c in _calls(task, torch.float64) if c.train)
+    at_zero = (call.case.code() + "\nmodule.train()  # dropout=0"
+               "\n(module(queries, keys, values, valid_lens) * R).sum().backward()")
+    try:
+        attention.gradients_judged(student, task, call.case, device, train=True, code=at_zero)
+    except StudentError as error:
+        raise CheckFailed(raised(error, at_zero)) from None
     call = next(c for c in _calls(task) if c.train)
     code = call.case.code() + "\n# module = ...(dropout=0.5); module.train(); (module(...) * R).sum().backward()"
     try:
@@ -160,7 +170,7 @@ def with_contexts(checks: list[Check], task: AttentionTask) -> list[Check]:
     return _followed_by(checks, {
         "matches the reference": lambda student, ctx: judge(student, task, ctx.device, weights=False),
         "attention_weights match the reference": lambda student, ctx: judge(student, task, ctx.device, weights=True),
-        "gradients match the reference": lambda student, ctx: backpropagates_in_train_mode(student, task, ctx.device)})
+        "gradients match the reference": lambda student, ctx: gradients_in_train_mode(student, task, ctx.device)})
 
 
 def _followed_by(checks: list[Check], then: dict) -> list[Check]:
@@ -177,17 +187,19 @@ def _followed(run, context):
 
 # --- the decoders, as the book's predict_step drives them ------------------------------------
 STEPS = 4
+DECODE = "logits, _ = decoder(tgt, decoder.init_state(encoder(src), enc_valid_lens))"  # teacher forced
 FIRST_STEP = 2  # the calls: init_state of the sentence decoded, init_state of another, then the steps
 
 
-def _decoder_case() -> Case:
-    """Two sentences of 70 source tokens (more than any table sized at 64), lengths 50 and 70."""
-    B, T = 2, 70
+def _decoder_case(dtype=torch.float32) -> Case:
+    """Two sentences of ``WIDE`` source tokens (more than any table sized at 256), lengths 220 and
+    ``WIDE``."""
+    B, T = 2, WIDE
     src = torch.randint(0, 7, (B, T), generator=torch.Generator().manual_seed(71))
     tgt = torch.randint(0, 7, (B, STEPS), generator=torch.Generator().manual_seed(72))
-    return Case({"src": src, "tgt": tgt, "enc_valid_lens": torch.tensor([50, T])},
+    return Case({"src": src, "tgt": tgt, "enc_valid_lens": torch.tensor([220, T])},
                 options={"vocab_size": 7, "embed_size": 4, "num_hiddens": 5, "num_layers": 2, "seed": 71,
-                         "dtype": torch.float32},
+                         "dtype": dtype},
                 recipes={"src": f"torch.randint(0, 7, ({B}, {T}), generator=torch.Generator().manual_seed(71))",
                          "tgt": f"torch.randint(0, 7, ({B}, {STEPS}), generator=torch.Generator().manual_seed(72))"})
 
@@ -227,32 +239,33 @@ def _other_sentence(task, case: Case, device: str) -> list:
     src = torch.randint(0, 7, case.tensors["src"].shape, generator=torch.Generator().manual_seed(73))
     with torch.no_grad():
         outputs = encoder(src)
-    return [decoders.map_tensors(outputs, lambda t: t.to(device)), torch.tensor([70, 30], device=device)]
+    return [decoders.map_tensors(outputs, lambda t: t.to(device)), torch.tensor([WIDE, 30], device=device)]
 
 
 def judge_predict_step(student, task, device: str, weights: bool) -> None:
-    """Each step's logits (or its attention_weights: a list of one (B, 1, T) tensor) when the
-    decoder runs as ``predict_step`` runs it, as the call left them and after the last step,
-    against the reference decoder's teacher-forced results."""
+    """Each step's attention_weights (a list of one (B, 1, T) tensor) when the decoder runs as
+    ``predict_step`` runs it, as the call left them and after the last step, against the
+    reference decoder's; or each step's logits against the student's own decoding of the whole
+    target at once (the property of the step-by-step check: wrong logits are the logits
+    check's to charge, not this one's)."""
     case, enc_outputs, reference, reply = _predicted(student, task, device)
     if isinstance(reply, StudentError):
         raise CheckFailed(raised(reply, _decoder_code(case, 0, "now"))) from None
-    def compute():
-        logits = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V) float64
-        with torch.no_grad():
-            own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
-        return logits, tolerance(own, logits)
-    logits, tol = reference_result("predict_step logits", compute, reference, case.tensors, enc_outputs)
-    steps = decoders.reference_steps(reference, case, enc_outputs)  # S x (B, 1, T)
+    if weights:
+        steps = decoders.reference_steps(reference, case, enc_outputs)  # S x (B, 1, T)
+    else:
+        whole = _teacher_forced(student, task, case, device)  # (B, S, V), the student's own
     for step in range(STEPS):
         for moment, key in (("now", "at_call"), ("later", "after")):
             result, attributes = reply[key][FIRST_STEP + step]
             code = _decoder_code(case, step, moment)
-            what = text("context.predict_step", step=step, moment=text(f"context.{moment}"),
-                        what=text("decoder.step_weights", step=step) if weights else decoders.LOGITS)
+            what = text("context.predict_step", step=step, moment=text(f"context.{moment}"), steps=WIDE,
+                        what=text("decoder.step_weights", step=step) if weights else text("decoder.step_logits"))
             if not weights:
                 got = result[0] if isinstance(result, (tuple, list)) and len(result) == 2 else result
-                check_tensor(got, logits[:, step:step + 1], tol, what, code, "(B, 1, V)")
+                check_tensor(got, whole[:, step:step + 1], decoders.STEP_TOLERANCE, what,
+                             code + f"\n# expected: your decoder's logits of the whole target at once, step {step}",
+                             "(B, 1, V)")
                 continue
             got = attributes.get("attention_weights")
             if not isinstance(got, (list, tuple)) or len(got) != 1:
@@ -263,11 +276,73 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
             check_tensor(got[0], steps[step], 1e-5, what, code, "(B, 1, T)")
 
 
+def _teacher_forced(student, task, case: Case, device: str) -> torch.Tensor:
+    """The student's logits of ``case``'s whole target decoded at once (teacher forcing), by a
+    decoder with the same weights; its error, or logits that are no tensor, fail the check."""
+    _, _, _, logits, _ = decoders.decoded(student, task, case, device)
+    code = f"{case.code()}\n{DECODE}"
+    if isinstance(logits, StudentError):
+        raise CheckFailed(raised(logits, code)) from None
+    whole = decoders.first(logits, case)
+    if not isinstance(whole, torch.Tensor):
+        raise CheckFailed(Finding(problem=text("decoder.forward_returns"), case_code=code,
+                                  expected="(logits (B, S, V), state)", got=type(whole).__name__))
+    return whole
+
+
+def decoder_as_trained(student, task, device: str) -> None:
+    """The whole target decoded at once over hundreds of source steps (the drawn examples have
+    a few), in eval mode, then in train mode at dropout 0 as ``train_seq2seq`` runs the decoder:
+    both logits equal the reference's."""
+    case = _decoder_case()
+    expected, tol = _reference_logits(task, case)
+    check_tensor(_teacher_forced(student, task, case, device), expected, tol,
+                 text("context.long_source", what=decoders.LOGITS, steps=WIDE), f"{case.code()}\n{DECODE}", "(B, S, V)")
+    code = f"{case.code()}\ndecoder.train()  # dropout=0, as train_seq2seq trains it\n{DECODE}"
+    try:
+        enc_outputs, _, module = decoders.setup(student, task, case, device=device)
+        module.train()
+        there, enc_there = decoders.on(device, case, enc_outputs)
+        lens = there.tensors["enc_valid_lens"]
+        result = module(there.tensors["tgt"], module.method("init_state", enc_there, lens))
+    except StudentError as error:
+        raise CheckFailed(raised(error, code)) from None
+    check_tensor(decoders.first(result, case), expected, tol,
+                 text("context.train_mode", what=decoders.LOGITS, moment=text("context.now")), code, "(B, S, V)")
+
+
+def _reference_logits(task, case: Case) -> tuple[torch.Tensor, float]:
+    """The reference decoder's teacher-forced logits of ``case`` in float64, and the tolerance."""
+    encoder, reference, _ = decoders.references(task, case)
+    with torch.no_grad():
+        enc_outputs = encoder(case.tensors["src"])
+        own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
+    expected = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V)
+    return expected, tolerance(own, expected)
+
+
+def decoder_gradients_in_train_mode(student, task, device: str) -> None:
+    """In train mode at dropout 0, as training runs the decoder, the gradients equal the
+    reference's (float64, hundreds of source steps; judged where the logits are right)."""
+    case = _decoder_case(torch.float64)
+    code = (case.code() + "\ndecoder.train()  # dropout=0"
+            "\nlogits, _ = decoder(tgt, decoder.init_state(enc_outputs, enc_valid_lens))"
+            "\n(logits * R).sum().backward()")
+    try:
+        decoders.gradients_judged(student, task, case, device, train=True, code=code)
+    except StudentError as error:
+        raise CheckFailed(raised(error, code)) from None
+
+
 def with_decoder_contexts(checks: list[Check], task) -> list[Check]:
-    """The decoder's checks of step-by-step logits and of per-step weights, each followed, once
-    its drawn examples pass, by the same property as ``predict_step`` decodes."""
+    """The decoder's checks, each of the logits, the step-by-step logits, the per-step weights
+    and the gradients followed, once its drawn examples pass, by the same property as the
+    book's ``predict_step`` decodes or as training runs the decoder."""
     return _followed_by(checks, {
+        "matches the reference": lambda student, ctx: decoder_as_trained(student, task, ctx.device),
         "step by step equals teacher forcing":
         lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=False),
         "attention weights per step match the reference":
-        lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=True)})
+        lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=True),
+        "gradients match the reference":
+        lambda student, ctx: decoder_gradients_in_train_mode(student, task, ctx.device)})

@@ -304,6 +304,9 @@ def _weights_per_step(task: DecoderTask):
     return run
 
 
+STEP_TOLERANCE = 1e-4  # decoding step by step and at once: the same arithmetic, summed in another order
+
+
 def _step_by_step(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
@@ -315,7 +318,7 @@ def _step_by_step(task: DecoderTask):
                 logits, state = module(tgt[:, s:s + 1], state)  # (B, 1, V), carried state
                 steps.append(logits)
             check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
-                         whole, 1e-4, text("decoder.step_logits"),
+                         whole, STEP_TOLERANCE, text("decoder.step_logits"),
                          lambda: case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
         search(decoder_cases(), test, ctx, max_examples=5)
     return run
@@ -326,30 +329,47 @@ def _gradients(task: DecoderTask):
     parameter of embedding, rnn, dense and attention equal the reference's (SPEC §2)."""
     def run(student, ctx: Context) -> None:
         judged: list[bool] = []
-
-        def test(case: Case):
-            enc_outputs, reference, module = setup(student, task, case, device=ctx.device)
-            tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
-            R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
-            there, enc_there = on(ctx.device, case, enc_outputs)
-            reply = gradients.student_gradients(student, module.handle, [
-                ["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
-                [None, [there.tensors["tgt"], {"result_of": 0}]]], R.to(ctx.device))
-            outputs, hidden = enc_outputs
-            leaves = [outputs, *hidden] if task.lstm else [outputs, hidden]
-            names = ["enc_outputs[0]", "enc_outputs[1][0]", "enc_outputs[1][1]"] if task.lstm else [
-                "enc_outputs[0]", "enc_outputs[1]"]
-
-            def forward(xs, params):
-                enc = (xs[0], (xs[1], xs[2])) if task.lstm else (xs[0], xs[1])
-                return call_float64(reference, tgt, reference.init_state(enc, lens), params=params)[0]
-            output, expected_inputs, expected_params = reference_result(
-                "decoder gradients", lambda: gradients.reference_gradients(forward, leaves, reference, R),
-                reference, leaves, tgt, lens, R)
-            judged.append(gradients.compare(reply, output, names, expected_inputs, expected_params, case.code()))
-        search(decoder_cases(dtype=torch.float64), test, ctx, max_examples=5)
+        search(decoder_cases(dtype=torch.float64),
+               lambda case: judged.append(gradients_judged(student, task, case, ctx.device)), ctx, max_examples=5)
         gradients.some_judged(judged)
     return run
+
+
+def gradients_judged(student, task: DecoderTask, case: Case, device: str, train: bool = False,
+                     code: str | None = None) -> bool:
+    """Fail on the first of the student's gradients that differs from the reference's, on the
+    float64 ``case`` (the decoder in train mode at dropout 0 when ``train``); False when not
+    judged (the logits differ: the logits checks charge that)."""
+    enc_outputs, reference, module = setup(student, task, case, device=device)
+    if train:
+        module.train()
+    tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
+    R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
+    there, enc_there = on(device, case, enc_outputs)
+    reply = gradients.student_gradients(student, module.handle, [
+        ["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
+        [None, [there.tensors["tgt"], {"result_of": 0}]]], R.to(device))
+    outputs, hidden = enc_outputs
+    leaves = [outputs, *hidden] if task.lstm else [outputs, hidden]
+    names = ["enc_outputs[0]", "enc_outputs[1][0]", "enc_outputs[1][1]"] if task.lstm else [
+        "enc_outputs[0]", "enc_outputs[1]"]
+
+    def forward(xs, params):
+        enc = (xs[0], (xs[1], xs[2])) if task.lstm else (xs[0], xs[1])
+        return call_float64(reference, tgt, reference.init_state(enc, lens), params=params)[0]
+    output, expected_inputs, expected_params = reference_result(
+        "decoder gradients", lambda: gradients.reference_gradients(forward, leaves, reference, R),
+        reference, leaves, tgt, lens, R)
+    judged = gradients.compare(reply, output, names, expected_inputs, expected_params, code or case.code())
+    return judged and _attends(case)
+
+
+def _attends(case: Case) -> bool:
+    """Whether a decoder's logits depend on its attention: two source steps or more to attend
+    to, valid in some sentence. Gradients judged on other examples alone would pass a decoder
+    that attends to nothing."""
+    lens = case.tensors["enc_valid_lens"]
+    return case.tensors["src"].shape[1] >= 2 and (lens is None or bool((lens >= 2).any()))
 
 
 def checks_for(task_id: str) -> list[Check]:

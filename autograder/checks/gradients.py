@@ -44,9 +44,11 @@ def reference_gradients(forward: Callable[[list[Tensor], dict[str, Tensor]], Ten
     return output.detach(), grads[:len(leaves)], dict(zip(params, grads[len(leaves):], strict=True))
 
 
-def student_gradients(student, handle, calls: list, R: Tensor) -> dict:
-    """The worker's ``gradients`` reply: output, input gradients (flattened), parameter gradients."""
-    reply = student.request("gradients", target=handle, calls=calls, cotangent=R)
+def student_gradients(student, handle, calls: list, R: Tensor, first_item: bool = True) -> dict:
+    """The worker's ``gradients`` reply: output, input gradients (flattened), parameter
+    gradients. The output is the last call's result, or its first item (``first_item``: a
+    decoder's logits; an attention module returns one tensor, and a tuple is no output)."""
+    reply = student.request("gradients", target=handle, calls=calls, cotangent=R, first_item=first_item)
     if not isinstance(reply, dict) or not isinstance(reply.get("parameters"), dict) \
             or not isinstance(reply.get("inputs"), list):
         raise StudentError("ProtocolError", "gradients: malformed reply")

@@ -14,6 +14,7 @@ DTYPE_NAMES = {torch.float32: "torch.float32", torch.float64: "torch.float64",
 FLOATS = [torch.float32, torch.float64]
 LENGTH_DTYPES = [torch.int64, torch.int32]  # SPEC §2: any integer dtype of the two
 LITERAL_LIMIT = 24  # tensors with more elements are written as their generator call
+WIDE = 300  # keys or source steps "in the hundreds" (SPEC §2): above any table sized at 256
 
 
 @dataclass

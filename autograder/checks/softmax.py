@@ -8,7 +8,7 @@ from .compare import check_shape, check_tensor, float32_inside, rounding, tolera
 from .core import Check, CheckFailed, Context, fail, in_context, search
 from . import devices
 from .diagnosis import Observation, name_mistake, variant_outputs
-from .inputs import Case, score_cases, values
+from .inputs import WIDE, Case, score_cases, values
 
 NAME = "masked_softmax"
 WEIGHTS = text("tensor.attention_weights")
@@ -72,15 +72,15 @@ def _matches(two_d: bool | None, above_k: bool = False, with_lens: bool = True):
     def run(student, ctx: Context) -> None:
         cases = score_cases(two_d=two_d, above_k=above_k, with_lens=with_lens)
         search(cases, lambda case: compare_to_reference(student, case), ctx)
-        if with_lens and not above_k:  # then as a decoder over 130 source steps calls it
+        if with_lens and not above_k:  # then as a decoder over hundreds of source steps calls it
             in_context(_wide(two_d), lambda case: compare_to_reference(student, case))
     return run
 
 
 def _wide(two_d: bool) -> Case:
-    """130 keys (more than any table sized for small examples), lengths up to K."""
-    X, recipe = values((2, 3, 130), 10.0, 61, torch.float32)
-    lens = torch.tensor([[3, 130, 70], [1, 129, 65]] if two_d else [100, 130])
+    """``WIDE`` keys (more than any table sized for small examples), lengths up to K."""
+    X, recipe = values((2, 3, WIDE), 10.0, 61, torch.float32)
+    lens = torch.tensor([[3, WIDE, 70], [1, WIDE - 1, 65]] if two_d else [220, WIDE])
     return Case({"X": X, "valid_lens": lens}, recipes={"X": recipe})
 
 

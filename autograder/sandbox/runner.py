@@ -227,15 +227,15 @@ class Runner:
             value, devices = back_to_cpu(result)
         return {"result": value, "devices": devices}
 
-    def op_gradients(self, target, calls: list, cotangent) -> dict:
+    def op_gradients(self, target, calls: list, cotangent, first_item: bool = True) -> dict:
         """Gradients of ``(output * cotangent).sum()`` with respect to every floating-point
         tensor in the calls' arguments and to every parameter of the module ``target``.
 
         ``calls`` is ``[[method or None, args], ...]`` on the module, in order; an argument
         ``{"result_of": i}`` is the i-th call's result (a decoder's ``init_state`` then
-        ``forward``). The output is the last call's result, or its first item. Returns the
-        output and the gradients (None where none flows); the grader compares them with
-        the reference's.
+        ``forward``). The output is the last call's result, or, with ``first_item``, its first
+        item when it is a tuple or list (a decoder's logits). Returns the output and the
+        gradients (None where none flows); the grader compares them with the reference's.
         """
         module, leaves = self._target(target), []
 
@@ -245,7 +245,7 @@ class Runner:
                 leaves.append(value)
             return value
         results = self._run_calls(module, calls, leaf)
-        output = results[-1][0] if isinstance(results[-1], (tuple, list)) else results[-1]
+        output = results[-1][0] if first_item and isinstance(results[-1], (tuple, list)) else results[-1]
         params = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
         wrt = leaves + [p for _, p in params]
         if isinstance(output, torch.Tensor) and output.requires_grad:

@@ -174,20 +174,22 @@ _PROBLEMS = {
                                 "attention_weights в режиме обучения (до dropout)"),
     "context.as_decoder": (
         "{what} of a call as the book's decoder makes it (keys and values are "
-        "`enc_outputs.permute(1, 0, 2)`, not contiguous; 130 keys; queries far from every key), {moment}",
+        "`enc_outputs.permute(1, 0, 2)`, not contiguous; {keys} keys; queries far from every key), {moment}",
         "{what} при вызове, как в декодере книги (ключи и значения — `enc_outputs.permute(1, 0, 2)`, "
-        "не непрерывные в памяти; 130 ключей; запросы далеко от всех ключей), {moment}"),
+        "не непрерывные в памяти; {keys} ключей; запросы далеко от всех ключей), {moment}"),
     "context.none_after_lens": (
         "{what} of a call with `valid_lens=None` right after a call with lengths (nothing is masked now), {moment}",
         "{what} при вызове с `valid_lens=None` сразу после вызова с длинами (теперь ничего не маскируется), "
         "{moment}"),
     "context.train_mode": ("{what} of a call in train mode at `dropout=0`, as in training, {moment}",
                            "{what} при вызове в режиме обучения с `dropout=0`, как при обучении, {moment}"),
+    "context.long_source": ("{what} of the whole target decoded at once over {steps} source steps",
+                            "{what} при декодировании всей целевой последовательности сразу, {steps} шагов источника"),
     "context.predict_step": (
         "{what} as the book's `predict_step` decodes (one step per `forward` call, the returned state "
-        "carried; 70 source steps), {moment}",
+        "carried; {steps} source steps), {moment}",
         "{what} при декодировании, как в `predict_step` книги (один шаг за вызов `forward`, возвращённое "
-        "состояние передаётся дальше; 70 шагов источника), {moment}"),
+        "состояние передаётся дальше; {steps} шагов источника), {moment}"),
     "context.one_step_weights": (
         "after a one-step `forward` call, attention_weights must list exactly one tensor, that step's "
         "(`predict_step` reads it after every call: start a new list in each `forward`), {moment}",

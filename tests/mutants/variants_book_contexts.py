@@ -4,7 +4,7 @@ it by the fix. The drawn examples are small, fresh and contiguous; the decoder p
 ``enc_outputs.permute(1, 0, 2)`` as keys and values, calls a module again and again, trains it.
 """
 from .harness import Mutant
-from .variants_decoders import DOT as DOT_DEC, INIT_STATE, LSTM, SEQ, _cell
+from .variants_decoders import DOT as DOT_DEC, INIT_STATE, LSTM, SEQ, _cell, _loop
 
 SOFTMAX, DOT, ADD, DIST, BIL = ("masked_softmax", "dot_product_attention", "additive_attention",
                                 "distance_attention", "bilinear_attention")
@@ -327,4 +327,57 @@ MUTANTS += DECODER_CORRECT + DECODER_BUGS + [
         "enc_outputs, hidden_state, enc_valid_lens = state\n",
         "_, hidden_state, _ = state\n        enc_outputs, enc_valid_lens = self._enc  # the last init_state's\n")),
         correct=False, must_fail=("step by step equals teacher forcing",)),
+]
+
+# Found by blind corpus 4 and red team 2: what only training, hundreds of source steps or an
+# informative example shows; and modules that attend to nothing.
+_DOT_TRAIN_DETACHED_KEYS = '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        if self.training:
+            keys = keys.detach()
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+_DOT_VALUES_MEAN = '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        return values.mean(1, keepdim=True).expand(values.shape[0], queries.shape[1], values.shape[2])
+'''
+_SOFTMAX_POSITIONS_200 = '''
+_POSITIONS = torch.arange(200)  # longer than any sentence
+
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return nn.functional.softmax(X, dim=-1)
+    lens = valid_lens if valid_lens.dim() == 2 else valid_lens[:, None]  # (B, Q) or (B, 1)
+    mask = _POSITIONS[:X.shape[-1]].to(X.device)[None, None, :] < lens[..., None]
+    return nn.functional.softmax(X.masked_fill(~mask, -1e6), dim=-1)
+'''
+MUTANTS += [
+    Mutant(DOT, "keys_detached_in_train_mode", _DOT_TRAIN_DETACHED_KEYS, correct=False, fails_only=GRADIENTS),
+    Mutant(DOT, "attends_to_nothing", _DOT_VALUES_MEAN, correct=False,
+           must_fail=(*MATCHES, *GRADIENTS, "output equals attention_weights @ values")),
+    Mutant(SOFTMAX, "positions_table_of_200", _SOFTMAX_POSITIONS_200, correct=False,
+           must_fail=("matches the reference with 1-D valid_lens",)),
+    Mutant(SEQ, "encoder_outputs_detached_in_train_mode", _cell(SEQ, _loop().replace(
+        "enc_outputs, hidden_state, enc_valid_lens = state",
+        "enc_outputs, hidden_state, enc_valid_lens = state\n"
+        "        enc_outputs = enc_outputs.detach() if self.training else enc_outputs")),
+        correct=False, fails_only=GRADIENTS),
+    Mutant(DOT_DEC, "no_lengths_in_train_mode", _cell(DOT_DEC, _loop(
+        lens="None if self.training else enc_valid_lens")), correct=False, fails_only=MATCHES),
+    Mutant(SEQ, "attends_over_the_first_100_steps", _cell(SEQ, _loop().replace(
+        "enc_outputs, hidden_state, enc_valid_lens = state",
+        "enc_outputs, hidden_state, enc_valid_lens = state\n        enc_outputs = enc_outputs[:, :100]")),
+        correct=False, must_fail=MATCHES),
 ]

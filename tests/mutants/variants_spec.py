@@ -219,8 +219,12 @@ class AdditiveAttention(nn.Module):
     Mutant(SEQ, "context_dropout_also_in_eval", _cell(SEQ, _loop(
         step_input="torch.cat((nn.functional.dropout(context, 0.5), x.unsqueeze(1)), dim=-1)")),
         correct=False, must_fail=EVAL),
-    Mutant(SEQ, "context_dropout_in_train_mode_only", _cell(SEQ, _loop(
+    # ... and a rate of its own in train mode: at dropout=0 training differs (blind corpus 4).
+    Mutant(SEQ, "context_dropout_of_its_own_rate_in_train_mode", _cell(SEQ, _loop(
         step_input="torch.cat((nn.functional.dropout(context, 0.5, training=self.training), "
+                   "x.unsqueeze(1)), dim=-1)")), correct=False, fails_only=("matches the reference",)),
+    Mutant(SEQ, "context_dropout_at_the_given_rate_in_train_mode_only", _cell(SEQ, _loop(
+        step_input="torch.cat((nn.functional.dropout(context, self.rnn.dropout, training=self.training), "
                    "x.unsqueeze(1)), dim=-1)")), correct=True),
     # What only training used to catch (issue 11): state detached, a parameter without
     # gradient, an in-place update of the state (issue 10 item 9).
