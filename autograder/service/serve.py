@@ -34,7 +34,7 @@ from ..sandbox import set_up_torch
 from ..store import OutputFolder
 from . import log as logs
 from .app import Service, make_app
-from .http import HeadersInTime
+from .http import RequestsInTime
 from .intake import FORM_OVERHEAD, Uploads
 from .log import log
 from .loop import GradingLoop, Slots
@@ -129,7 +129,7 @@ def run(prepared: Prepared) -> None:
     app = make_app(service, _lifespan(service, slots, _address(prepared.listening)))
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE_S,
                             server_header=False, limit_concurrency=MAX_CONNECTIONS,
-                            h11_max_incomplete_event_size=FORM_OVERHEAD, http=HeadersInTime)
+                            h11_max_incomplete_event_size=FORM_OVERHEAD, http=RequestsInTime)
     try:
         uvicorn.Server(config).run(sockets=[prepared.listening])
     finally:
