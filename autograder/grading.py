@@ -89,19 +89,43 @@ def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGra
         problem = text("task.not_defined", name=task.defines, task=task_id)
         grade.result.checks = [_not_run(check.name, points[check.name], problem) for check in task.checks]
         return grade
-    ctx = Context(settings.assignment, task_id, settings.seed, device=settings.device)
     try:
-        _run_checks(student, task, points, ctx, grade)
+        grade = _graded(student, settings, task, points)
+        if grade.result.score < grade.result.max_score and not grade.lost_worker and _rebased(student, task):
+            on_book = _graded(student, settings, task, points)
+            lost = on_book.lost_worker  # the worker is gone: the next task needs a fresh one
+            if on_book.result.score > grade.result.score and not lost:
+                on_book.warnings.append(Issue(code="graded_on_book_base", task=task_id,
+                                              text=text("issue.graded_on_book_base", name=task.defines)))
+                grade = on_book
+            grade.lost_worker = grade.lost_worker or lost
     finally:
         if not grade.lost_worker:
             with contextlib.suppress(StudentError):  # the next task binds afresh, unbinding first
                 student.unbind()
+    return grade
+
+
+def _rebased(student: Student, task) -> bool:
+    """Whether the task's class, built on another task's class of the student's, was built
+    again on the book's (SPEC §3: one mistake, in the base, costs points once)."""
+    try:
+        return student.rebase(task.defines)
+    except StudentError:  # defining the class again raised: graded on the student's base only
+        return False
+
+
+def _graded(student: Student, settings: RunSettings, task, points: dict) -> TaskGrade:
+    """One run of the task's checks, scored."""
+    grade = TaskGrade(TaskResult(id=task.id, score=0.0, max_score=settings.spec.points(task.id)))
+    ctx = Context(settings.assignment, task.id, settings.seed, device=settings.device)
+    _run_checks(student, task, points, ctx, grade)
     done = {c.name for c in grade.result.checks}
     grade.result.checks += [_not_run(check.name, points[check.name], text("task.not_finished"))
                             for check in task.checks if check.name not in done]
     grade.result.score = round(sum(c.score for c in grade.result.checks), 6)
     grade.result.seconds = round(sum(c.seconds for c in grade.result.checks), 4)
-    grade.warnings = [Issue(code=code, task=task_id, text=message) for code, message in ctx.warnings]
+    grade.warnings = [Issue(code=code, task=task.id, text=message) for code, message in ctx.warnings]
     return grade
 
 

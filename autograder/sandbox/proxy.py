@@ -89,6 +89,12 @@ class Student:
         """Bind ``names`` to the book's versions, built in the worker from ``source``."""
         self.request("bind", names=names, source=source)
 
+    def rebase(self, name: str) -> bool:
+        """Whether class ``name`` was defined again on the book's versions of its bases from
+        other tasks (``Runner.op_rebase``); the worker's answer only decides whether to grade
+        again, never a verdict."""
+        return self.request("rebase", name=name) is True
+
     def unbind(self) -> None:
         self.request("unbind")
 

@@ -8,6 +8,7 @@ Requests are dicts with an ``op``; replies are ``{"value": ...}`` or
 ``{"error": {"type", "message", "where"}}`` where ``where`` names the student's cell and
 line. Student output is captured per request, capped, and returned as ``stdout``.
 """
+import ast
 import io
 import linecache
 import sys
@@ -124,6 +125,24 @@ class Runner:
             if hasattr(book, name):
                 self.saved_bindings[name] = self.namespace.get(name, UNDEFINED)
                 self.namespace[name] = getattr(book, name)
+
+    def op_rebase(self, name: str) -> bool:
+        """While another task's names point at the book (``op_bind``), define the class ``name``
+        again from its own source, so that a base class it took from another task's cell
+        (``class LSTMAttentionDecoder(Seq2SeqAttentionDecoder)``) is now the book's: one
+        mistake, in the base, is then charged in the base's task only. False, and nothing run,
+        when the class has no such base or its source is not found; ``op_unbind`` restores it."""
+        cls = self.namespace.get(name)
+        students = {id(value) for value in self.saved_bindings.values() if isinstance(value, type)}
+        if not isinstance(cls, type) or not any(id(base) in students for base in cls.__mro__[1:]):
+            return False
+        found = class_source(cls, name)
+        if found is None:
+            return False
+        filename, source = found
+        self.saved_bindings[name] = cls
+        exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102 - student code, sandboxed
+        return True
 
     def op_unbind(self):
         for name, value in self.saved_bindings.items():
@@ -352,3 +371,21 @@ def serve(sock, runner: Runner) -> None:
             protocol.send(sock, reply, runner.handle_of)
         except (TypeError, ValueError, RuntimeError) as error:  # a returned value that cannot be sent
             protocol.send(sock, {"error": student_error(error), "stdout": reply.get("stdout", "")})
+
+
+def class_source(cls: type, name: str) -> tuple[str, str] | None:
+    """The cell that defined ``cls`` (found through its methods' code) and, from it, the last
+    top-level ``class name`` statement, at its own line numbers; None when not found."""
+    filenames = {f.__code__.co_filename for f in vars(cls).values() if hasattr(f, "__code__")}
+    for filename in sorted(filenames):
+        lines = linecache.getlines(filename)
+        try:
+            tree = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            continue
+        defined = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name]
+        if defined:
+            node = defined[-1]
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return filename, "\n" * (start - 1) + "".join(lines[start - 1:node.end_lineno])
+    return None

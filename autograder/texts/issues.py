@@ -46,6 +46,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.unknown_grade_id": (
         "cell {cell} has grade id {gid!r}, which the assignment does not have; it runs as your own cell",
         "у ячейки {cell} grade id {gid!r}, которого нет в задании; она выполняется как ваша собственная"),
+    "issue.graded_on_book_base": (
+        "{name} is built on another task's class of yours, which loses points in its own task: {name} was "
+        "graded on the book's version of that class instead, so that one mistake costs points once",
+        "{name} унаследован от вашего класса из другой задачи, который теряет баллы в своей задаче: {name} "
+        "проверен на версии этого класса из книги, чтобы одна ошибка не стоила баллов дважды"),
     "issue.magic_removed": (
         "cell {cell}: IPython magics and shell escapes (% and !) were removed before grading",
         "ячейка {cell}: магические команды IPython и команды оболочки (% и !) удалены перед оцениванием"),

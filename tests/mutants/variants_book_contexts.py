@@ -381,3 +381,26 @@ MUTANTS += [
         "enc_outputs, hidden_state, enc_valid_lens = state\n        enc_outputs = enc_outputs[:, :100]")),
         correct=False, must_fail=MATCHES),
 ]
+
+# A class built on the student's own class from another task, whose mistake that task charges:
+# graded on the book's version of its base (SPEC §3: one mistake costs points once).
+MUTANTS += [Mutant(BIL, "subclasses_own_dot_product_with_eval_dropout", '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(nn.functional.dropout(self.attention_weights, self.dropout.p), values)  # also in eval
+
+
+class BilinearAttention(DotProductAttention):
+    def __init__(self, query_size, dropout):
+        super().__init__(dropout)
+        self.M = nn.LazyLinear(query_size, bias=False)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        return super().forward(queries, self.M(keys), values, valid_lens)
+''', correct=True)]
