@@ -8,9 +8,11 @@ Every path the grader, the release and the nbgrader path read is named here:
   ``nbgrader generate_assignment`` releases it, plain ``nbgrader autograde`` copies it
   beside every submission, and the sandbox mounts it (alone) for the worker;
 - ``student_template/``: the released notebooks and helpers;
-- ``reference/book.py``: the chapter's published code, bound while other tasks are checked;
+- ``reference/book.py``: the chapter's published code, bound while other tasks are checked (in
+  bahdanau with the book's decoder from ``reference/book_decoder.py``);
 - ``grader.yml``: the grading configuration (unless ``--config`` names another).
 """
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,12 @@ HELPER_MODULES: dict[str, tuple[str, ...]] = {
     "attention_scoring": ("plots",),
     "bahdanau": ("book", "seq2seq", "data", "training", "bleu", "plots"),
 }
+
+# The book's code bound beside book.py in an assignment, as (reference module, class): the
+# decoder of 11.4.2, which an exercise's decoder may subclass. It builds on names the notebook
+# takes from its course library (``BOOK_CONTEXT``), not on imports of its own.
+BOOK_EXTRAS: dict[str, tuple[str, str]] = {"bahdanau": ("book_decoder", "Seq2SeqAttentionDecoder")}
+BOOK_CONTEXT = ("AttentionDecoder", "init_seq2seq")
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,16 @@ class Course:
         """The assignment's ``d2l_attention`` folder: the only course files the sandbox mounts."""
         return self.source_dir / assignment / HELPER_PACKAGE
 
-    def book_source(self) -> str:
-        return (self.reference_dir / "book.py").read_text(encoding="utf-8")
+    def book_source(self, assignment: str | None = None) -> str:
+        """The published code the worker binds while other tasks are checked: book.py, then
+        the assignment's ``BOOK_EXTRAS`` class."""
+        source = (self.reference_dir / "book.py").read_text(encoding="utf-8")
+        if assignment in BOOK_EXTRAS:
+            module, name = BOOK_EXTRAS[assignment]
+            text = (self.reference_dir / f"{module}.py").read_text(encoding="utf-8")
+            node = next(n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == name)
+            source += "\n\n" + ast.get_source_segment(text, node) + "\n"
+        return source
 
 
 COURSE = Course()

@@ -4,9 +4,9 @@ import zlib
 from dataclasses import dataclass, field
 
 from .checks import TASKS, book_without, names_to_bind
-from .checks.core import Context, run_check
+from .checks.core import Context, PerStudent, run_check
 from .config import AssignmentConfig, ConfigError, GraderConfig
-from .course import COURSE, Course
+from .course import BOOK_CONTEXT, COURSE, Course
 from .results import CheckResult, Finding, Issue, TaskResult, text
 from .sandbox.proxy import Student, StudentError
 
@@ -26,7 +26,7 @@ class RunSettings:
         """``seed`` and ``device`` override grader.yml's; raises ``ConfigError`` when unusable."""
         seed = seed if seed is not None else config.seed
         return cls(assignment, config.assignment(assignment), assignment_seed(assignment, seed),
-                   resolve_device(device or config.device), _checked_book(course))
+                   resolve_device(device or config.device), _checked_book(course, assignment))
 
     @property
     def autograded(self) -> list[str]:
@@ -39,12 +39,14 @@ class RunSettings:
                 for task_id in self.spec.tasks}
 
 
-def _checked_book(course: Course) -> str:
+def _checked_book(course: Course, assignment: str) -> str:
     """The book's source, once run here: a broken book is the course's error (exit 2), not
     every student's (workers build it per task, without the task being graded)."""
-    source = course.book_source()
+    from reference import seq2seq
+    source = course.book_source(assignment)
+    context = {name: getattr(seq2seq, name) for name in BOOK_CONTEXT}  # the notebook's, in the worker
     try:
-        exec(compile(source, str(course.reference_dir / "book.py"), "exec"), {})  # noqa: S102 - the TA's code
+        exec(compile(source, str(course.reference_dir / "book.py"), "exec"), context)  # noqa: S102 - the TA's code
     except Exception as error:
         raise ConfigError(f"{course.reference_dir / 'book.py'}: the book's code raises "
                           f"{type(error).__name__}: {error}; fix it before grading") from None
@@ -82,7 +84,8 @@ def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGra
     try:
         defined = student.kind(task.defines) is not None
         if defined:
-            student.bind_book_versions(names_to_bind(task_id), book_without(settings.book_source, task.defines))
+            student.bind_book_versions(names_to_bind(task_id), book_without(settings.book_source, task.defines),
+                                       BOOK_CONTEXT)
     except StudentError:  # the name's own type query ran student code, which raised
         defined = False
     if not defined:
@@ -92,6 +95,7 @@ def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGra
     try:
         grade = _graded(student, settings, task, points)
         if grade.result.score < grade.result.max_score and not grade.lost_worker and _rebased(student, task):
+            PerStudent.forget(student)  # what the checks kept was made by the class on the student's base
             on_book = _graded(student, settings, task, points)
             lost = on_book.lost_worker  # the worker is gone: the next task needs a fresh one
             if on_book.result.score > grade.result.score and not lost:

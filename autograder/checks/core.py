@@ -283,9 +283,17 @@ class PerStudent:
     """Values made once per student (a submission's ``Student``) by key, forgotten with it: what
     one check's calls returned, read by another check that judges the same calls. ``make``
     raising stores nothing."""
+    kept: "weakref.WeakSet[PerStudent]" = weakref.WeakSet()
 
     def __init__(self):
         self.values: weakref.WeakKeyDictionary[object, dict] = weakref.WeakKeyDictionary()
+        PerStudent.kept.add(self)
+
+    @classmethod
+    def forget(cls, student) -> None:
+        """Drop every value made for ``student``: its code changed (a class defined again)."""
+        for per_student in cls.kept:
+            per_student.values.pop(student, None)
 
     def get(self, student, key, make: Callable):
         seen = self.values.setdefault(student, {})

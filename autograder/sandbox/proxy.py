@@ -85,9 +85,10 @@ class Student:
         """'class', 'function', 'other' or None when the notebook does not define ``name``."""
         return self.request("has", name=name)
 
-    def bind_book_versions(self, names: list[str], source: str) -> None:
-        """Bind ``names`` to the book's versions, built in the worker from ``source``."""
-        self.request("bind", names=names, source=source)
+    def bind_book_versions(self, names: list[str], source: str, context: tuple[str, ...] = ()) -> None:
+        """Bind ``names`` to the book's versions, built in the worker from ``source`` (which
+        builds on the notebook's ``context`` names: its course library's)."""
+        self.request("bind", names=names, source=source, context=list(context))
 
     def rebase(self, name: str) -> bool:
         """Whether class ``name`` was defined again on the book's versions of its bases from

@@ -9,6 +9,7 @@ Requests are dicts with an ``op``; replies are ``{"value": ...}`` or
 line. Student output is captured per request, capped, and returned as ``stdout``.
 """
 import ast
+import contextlib
 import io
 import linecache
 import sys
@@ -112,15 +113,20 @@ class Runner:
         kind = type(self.namespace[name])
         return "class" if issubclass(kind, type) else "function" if callable(self.namespace[name]) else "other"
 
-    def op_bind(self, names: list[str], source: str):
+    def op_bind(self, names: list[str], source: str, context: list[str] = ()):
         """While another task is checked, these names point at the book's published code,
         built afresh from ``source``: the book without the task being graded, so that its
         answer is nowhere in this process while the student's version is checked. A name the
         student's cell left undefined (a syntax error, a deleted cell) is bound too: that
-        mistake costs its own task's points, not those of every task that calls the name."""
+        mistake costs its own task's points, not those of every task that calls the name.
+        The book's decoder builds on the notebook's ``context`` names (its course library's);
+        where the student's cells replaced them so that it cannot be built, what the book
+        defined before it is bound, and it is not."""
         self.op_unbind()
         book = types.ModuleType("book")
-        exec(compile(source, "<book>", "exec"), book.__dict__)  # noqa: S102 - the TA's code
+        book.__dict__.update({name: self.namespace[name] for name in context if name in self.namespace})
+        with contextlib.suppress(Exception):  # on the student's library: bind what was built
+            exec(compile(source, "<book>", "exec"), book.__dict__)  # noqa: S102 - the TA's code
         for name in names:
             if hasattr(book, name):
                 self.saved_bindings[name] = self.namespace.get(name, UNDEFINED)

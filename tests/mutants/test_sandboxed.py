@@ -30,7 +30,9 @@ SAMPLE_ALSO = {"subclasses_own_seq2seq_decoder", "subclasses_own_dot_product_att
                "sdpa_boolean_mask", "none_lengths_filled_on_the_cpu", "d2l_017_key_and_query_sizes",
                "gru_state_with_zero_cell", "detaches_the_state_each_step", "one_hot_breaks_on_int32",
                "output_buffer_returned", "weights_are_a_buffer", "logits_buffer_returned",
-               "weights_list_cleared_in_place", "namedtuple_state", "features_checkpointed"}
+               "weights_list_cleared_in_place", "namedtuple_state", "features_checkpointed",
+               "subclasses_own_dot_product_without_sqrt", "subclasses_own_decoder_with_the_context_after_the_embedding",
+               "keys_detached_in_train_mode", "attends_over_the_first_100_steps"}
 
 
 def sample() -> list[Mutant]:

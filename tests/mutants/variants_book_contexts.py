@@ -404,3 +404,11 @@ class BilinearAttention(DotProductAttention):
     def forward(self, queries, keys, values, valid_lens=None):
         return super().forward(queries, self.M(keys), values, valid_lens)
 ''', correct=True)]
+MUTANTS += [Mutant(DOT_DEC, "subclasses_own_decoder_with_the_context_after_the_embedding", _cell(SEQ, _loop(
+    step_input="torch.cat((x.unsqueeze(1), context), dim=-1)")) + '''
+
+class DotAttentionDecoder(Seq2SeqAttentionDecoder):
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+        super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout)
+        self.attention = DotProductAttention(dropout)
+''', correct=True)]

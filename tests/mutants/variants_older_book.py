@@ -231,12 +231,13 @@ MUTANTS = [
     Mutant(LSTM, "gru_state_with_zero_cell",
            _lstm_for_gru_state("(hidden_state, torch.zeros_like(hidden_state))"),
            correct=False, mistake="lstm_state_for_gru"),
-    # Subclassing the student's own earlier solution (issue 17 item 5): graded with its base.
+    # Subclassing the student's own earlier solution (issue 17 item 5): graded with its base,
+    # and again on the book's where that base loses points, the better grade counting (a
+    # subclass that needs its own base's hooks keeps that base and its mistake).
     Mutant(LSTM, "subclasses_own_seq2seq_decoder", _own_base_and_lstm(), correct=True),
     Mutant(LSTM, "subclasses_own_seq2seq_with_a_bug", _own_base_and_lstm(
         "torch.cat((x.unsqueeze(1), context), dim=-1)"), correct=False, mistake="context_after_embedding"),
     Mutant(BIL, "subclasses_own_dot_product_attention", _own_dot_and_bilinear(
         " / math.sqrt(queries.shape[-1])"), correct=True),
-    Mutant(BIL, "subclasses_own_dot_product_without_sqrt", _own_dot_and_bilinear(""),
-           correct=False, mistake="no_sqrt"),
+    Mutant(BIL, "subclasses_own_dot_product_without_sqrt", _own_dot_and_bilinear(""), correct=True),
 ]
