@@ -22,7 +22,7 @@ from ..sandbox.proxy import StudentError
 from . import attention, decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, build, expected, inputs, reference_module
 from .compare import check_tensor, tolerance
-from .core import Check, CheckFailed, Context, PerStudent, raised
+from .core import Check, CheckFailed, Context, Kept, PerStudent, raised
 from .inputs import WIDE, Case, values
 
 B, Q, K, D = 2, 2, WIDE, 4   # K above any table a student might size at 256
@@ -311,14 +311,21 @@ def decoder_as_trained(student, task, device: str) -> None:
                  text("context.train_mode", what=decoders.LOGITS, moment=text("context.now")), code, "(B, S, V)")
 
 
+# The reference's logits of the fixed long case, per task: computed once per process.
+_REFERENCE_LOGITS = Kept(size=8)
+
+
 def _reference_logits(task, case: Case) -> tuple[torch.Tensor, float]:
-    """The reference decoder's teacher-forced logits of ``case`` in float64, and the tolerance."""
-    encoder, reference, _ = decoders.references(task, case)
-    with torch.no_grad():
-        enc_outputs = encoder(case.tensors["src"])
-        own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
-    expected = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V)
-    return expected, tolerance(own, expected)
+    """The reference decoder's teacher-forced logits of ``case`` (``_decoder_case()``, the same
+    for every student) in float64, and the tolerance."""
+    def compute() -> tuple[torch.Tensor, float]:
+        encoder, reference, _ = decoders.references(task, case)
+        with torch.no_grad():
+            enc_outputs = encoder(case.tensors["src"])
+            own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
+        expected = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V)
+        return expected, tolerance(own, expected)
+    return _REFERENCE_LOGITS.get(task.name, compute)
 
 
 def decoder_gradients_in_train_mode(student, task, device: str) -> None:

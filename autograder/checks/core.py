@@ -142,9 +142,17 @@ def where_text(where: str | None) -> Text | str:
     return text("check.where_line", cell=found["cell"], line=found["line"], code=found["code"])
 
 
+PARAMETER_SHAPES = re.compile(r"^(?P<name>[\w.]+) (?P<yours>\([\d, ]*\)) reference (?P<reference>\([\d, ]*\))$")
+
+
 def raised(error: StudentError, case_code: str | None = None) -> Finding:
     """The student's error as a finding; it names the older book's form the code came from
-    when the error shows one (older_book.py)."""
+    when the error shows one (older_book.py), and a parameter whose shape is not the
+    reference's (the weights are copied in by name: SPEC §2)."""
+    shapes = PARAMETER_SHAPES.match(error.message) if error.type_name == "ParameterShapeMismatch" else None
+    if shapes is not None:
+        return Finding(problem=text("check.parameter_shape", name=shapes["name"]), case_code=case_code,
+                       expected=shapes["reference"], got=shapes["yours"])
     where = where_text(error.where)
     return Finding(problem=text("check.raised", type=error.type_name, message=message_text(error.message),
                                 where=where),

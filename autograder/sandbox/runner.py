@@ -25,6 +25,11 @@ from .elsewhere import OtherDevice, back_to_cpu
 from .protocol import Handle
 
 CELL_PREFIX = "<cell "
+class ParameterShapeMismatch(Exception):
+    """A parameter of the student's module whose shape is not the reference's: the message is
+    ``name (shape) reference (shape)``, for ``checks.core.raised`` to word."""
+
+
 UNDEFINED = object()  # a name bound while another task is checked that the namespace did not hold
 
 
@@ -333,12 +338,17 @@ class Runner:
         return getattr(self._target(target), name)
 
     def op_load_parameters(self, target, values: dict) -> list[str]:
-        """Copy tensors into the parameters of the same names; returns the names not found."""
+        """Copy tensors into the parameters of the same names; returns the names not found.
+        A parameter of another shape than the reference's raises ``ParameterShapeMismatch``
+        naming it and both shapes (the grader words it for the student)."""
         params = dict(self._target(target).named_parameters())
         missing = [name for name in values if name not in params]
         with torch.no_grad():
             for name, value in values.items():
                 if name in params:
+                    if tuple(params[name].shape) != tuple(value.shape):
+                        raise ParameterShapeMismatch(
+                            f"{name} {tuple(params[name].shape)} reference {tuple(value.shape)}")
                     params[name].copy_(value)
         return missing
 

@@ -130,6 +130,13 @@ _PROBLEMS = {
         "ассистент увидит это в отчёте по группе"),
     "check.where": (" ({where})", " ({where})"),
     "check.where_line": (" (cell {cell}, line {line}: {code})", " (ячейка {cell}, строка {line}: {code})"),
+    "check.parameter_shape": (
+        "the reference's weights are copied into your module by name, and your {name} has another shape "
+        "than the reference's: check which sizes it maps from and to (W_q maps the query size to num_hiddens, "
+        "W_k the key size; a decoder's dense maps num_hiddens to vocab_size)",
+        "веса эталона копируются в ваш модуль по именам, а ваш {name} другой формы, чем у эталона: проверьте, "
+        "из какого размера в какой он отображает (W_q — из размера запросов в num_hiddens, W_k — из размера "
+        "ключей; dense декодировщика — из num_hiddens в vocab_size)"),
     "check.raised": ("your code raised {type}{message}{where}",
                      "ваш код вызвал исключение {type}{message}{where}"),
     "check.message": (": {message}", ": {message}"),
