@@ -64,3 +64,14 @@ def test_lstm_decoder_for_the_gru_state_says_which_state_it_receives():
     result = grade(mutant("lstm_attention_decoder-gru_state_with_zero_cell"))
     assert result.score == 0
     assert all("(outputs, (h, c))" in check_message(check, Say("en")) for check in result.checks)
+
+
+def test_a_parameter_of_another_shape_is_named_with_both_shapes():
+    """Does a module whose W_q has the key size's shape hear which parameter and which shapes,
+    in both languages, instead of torch's size error at no line of its code?"""
+    result = grade(mutant("additive_attention-W_q_and_W_k_swapped"))
+    check = failed(result, "queries and keys of different sizes")
+    assert check.finding.problem.id == "check.parameter_shape"
+    assert check.finding.expected != check.finding.got and check.finding.got.startswith("(")
+    assert "W_q" in check_message(check, Say("en")) or "W_k" in check_message(check, Say("en"))
+    assert "другой формы" in check_message(check, Say("ru"))
