@@ -1,33 +1,28 @@
-"""Finding the submissions under the PATHs of ``autograder grade`` (SPEC §3).
+"""Finding the submissions under the PATHs of ``autograder grade`` (SPEC §3; README "Which notebooks
+are graded"): nothing is guessed, and whatever is found and not graded is named.
 
-A PATH is a notebook, a folder of notebooks (read at any depth: every ``.ipynb`` is a
-submission, its stem the student id), nbgrader's ``submitted/`` folder
-(``submitted/<student_id>/<assignment>/<notebook>.ipynb``), one student's folder of it
-(``submitted/<id>`` or ``submitted/<id>/<assignment>``), or a course root that contains
-``submitted/``. In a folder of notebooks, a folder that holds ``<assignment>/`` is a student's
-folder as in ``submitted/``, and so is one that holds the assignment's notebook itself
-(``kim/attention_scoring.ipynb``, as LMSs export a folder per student). Hidden entries
-(Jupyter's ``.ipynb_checkpoints``) are not read.
-
-In a student's assignment folder the notebook graded is the assignment's (``notebook`` of
-grader.yml); where it is missing and exactly one other ``.ipynb`` is there, that one is graded
-with a warning naming it; several candidates are an error naming them: nothing is guessed.
-Whatever ``.ipynb`` was found and not graded is listed in ``Found.not_graded`` for the summary.
-
-A PATH the TA typed may be a symbolic link; inside it, links and other non-regular files are
-refused: the student gets an error and nothing is read through them. Student ids come from
-file names by ``ids.student_id``'s one rule.
+A PATH is a notebook, a folder of notebooks (every notebook at any depth a submission, its stem
+the student id), nbgrader's ``submitted/`` (``submitted/<id>/<assignment>/<notebook>``), one
+student's folder of it (``submitted/<id>`` or ``submitted/<id>/<assignment>``), or a course root.
+A notebook is a file named ``*.ipynb`` in any case. Every folder in ``submitted/`` is a student's,
+and so is a folder elsewhere that holds ``<assignment>/`` or the assignment's notebook (an LMS's
+folder per student). A student's folder is read at any depth: the notebook graded is the one where
+it belongs, else the only candidate (in the assignment's folder, in a folder named like the
+assignment, or named like its notebook), with a warning; several candidates are an error naming
+them. ``Found.not_graded`` names the rest, with why; a folder of another assignment is one line
+for the class. Hidden entries (``.ipynb_checkpoints``) are named, not read; inside a PATH, links
+and other non-regular files are refused: an error for the student, nothing read through them.
 """
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import ConfigError
+from .folder_tree import DEEP, HIDDEN, LINKED, MAX_DEPTH, SUFFIX, is_notebook, listing, regular, scan, unreadable
 from .ids import student_id
 from .results import Issue, Text, text
 
-MAX_DEPTH = 12  # folders nested deeper than this in a folder of notebooks are not read
+NBGRADER_FOLDERS = frozenset({"submitted", "source", "release", "autograded", "feedback"})
 
 
 @dataclass(frozen=True)
@@ -42,7 +37,7 @@ class Submission:
 @dataclass
 class Found:
     """What ``find_submissions`` found: the submissions, and the notebooks it did not grade
-    (path as shown, why)."""
+    (path as shown, why); a folder stands for what is under it, ``*`` for every student."""
     submissions: list[Submission] = field(default_factory=list)
     not_graded: list[tuple[str, str]] = field(default_factory=list)
 
@@ -76,19 +71,24 @@ class _Walk:
     assignment: str
     notebook: str
     found: Found
+    # Students' folders that hold no notebook of this assignment, by (where the students' folders
+    # are, the folder's name): listed once for the class at the end, with their notebooks' count.
+    elsewhere: dict[tuple[Path, str], list[tuple[Path, int]]] = field(default_factory=dict)
 
     def start(self) -> None:
         path = self.root
         if path.is_file():
-            self._add(_bare_id(path, self.assignment), path)
+            self._add(self._bare_id(path), path)
         elif path.name == self.assignment and path.parent.parent.name == "submitted":  # submitted/<id>/<a>
-            self._student(path.parent.name, path)
-        elif (path / self.assignment).is_dir() and path.parent.name == "submitted":    # submitted/<id>
-            self._student(path.name, path / self.assignment)
+            self._student(path.parent.name, path, path / self.notebook, depth=0)
+        elif path.parent.name == "submitted":                                         # submitted/<id>
+            self._student(path.name, path, path / self.assignment / self.notebook, depth=0)
         elif (path / "submitted").is_dir():                                           # a course root
             self._folder(path / "submitted", depth=0, nbgrader=True)
+            self._course_root(path)
         else:
             self._folder(path, depth=0, nbgrader=path.name == "submitted")
+        self._list_elsewhere()
 
     def _shown(self, path: Path) -> str:
         base = self.root if self.root.is_dir() else self.root.parent
@@ -106,14 +106,19 @@ class _Walk:
     def _folder(self, folder: Path, depth: int, nbgrader: bool) -> None:
         """A folder's entries: notebooks, students' folders, and (outside ``submitted/``) folders
         of notebooks, read in turn."""
-        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        try:
+            entries = listing(folder)
+        except OSError as error:
+            self._skip(folder, unreadable(error))
+            return
+        for entry in entries:
             path = Path(entry.path)
             if entry.name.startswith("."):
-                if entry.name.endswith(".ipynb") or entry.is_dir(follow_symlinks=False):
-                    self._skip(path, "hidden (Jupyter's checkpoints and other hidden entries are not read)")
-            elif entry.name.endswith(".ipynb") and not entry.is_dir(follow_symlinks=False):
-                self._add(student_id(entry.name[: -len(".ipynb")]), path,
-                          None if _regular(entry) else _refused(self._shown(path)))
+                if is_notebook(entry) or entry.is_dir(follow_symlinks=False):
+                    self._skip(path, HIDDEN)
+            elif is_notebook(entry):
+                self._add(student_id(entry.name[: -len(SUFFIX)]), path,
+                          None if regular(entry) else _refused(self._shown(path)))
             elif entry.is_symlink():
                 self._linked_folder(entry, path)
             elif entry.is_dir():
@@ -123,60 +128,145 @@ class _Walk:
         if (path / self.assignment).exists():
             self._add(student_id(entry.name), path, _refused(self._shown(path)))
         elif entry.is_dir():
-            self._skip(path, "a symbolic link to a folder (not followed)")
+            self._skip(path, LINKED)
 
     def _subfolder(self, entry: os.DirEntry, path: Path, depth: int, nbgrader: bool) -> None:
+        """In ``submitted/`` every folder is a student's; elsewhere, one that holds ``<assignment>/``
+        or the assignment's notebook (an LMS's folder per student: kim/attention_scoring.ipynb)."""
         held = path / self.assignment
-        if held.is_symlink():
-            self._add(student_id(entry.name), held, _refused(self._shown(held)))
-        elif held.is_dir():
-            self._student(entry.name, held)
-        elif not nbgrader and os.path.lexists(path / self.notebook):
-            self._student(entry.name, path)  # an LMS's folder per student: kim/attention_scoring.ipynb
-        elif nbgrader:
-            return  # a student of the course who has not handed in this assignment
+        if nbgrader or held.is_dir() or held.is_symlink():
+            self._student(entry.name, path, held / self.notebook, depth + 1)
+        elif self._holds_notebook(path):
+            self._student(entry.name, path, path / self.notebook, depth + 1)
         elif depth < MAX_DEPTH:
             self._folder(path, depth + 1, nbgrader=False)
         else:
-            self._skip(path, f"nested deeper than {MAX_DEPTH} folders")
+            self._skip(path, DEEP)
 
-    def _student(self, name: str, folder: Path) -> None:
-        """A student's assignment folder: the assignment's notebook, or the one other (warned),
-        or an error naming the candidates."""
+    def _holds_notebook(self, folder: Path) -> bool:
+        try:
+            entries = listing(folder)
+        except OSError:
+            return False  # read as a folder of notebooks next, which names it
+        return any(entry.name.casefold() == self.notebook.casefold() and not entry.is_dir(follow_symlinks=False)
+                   for entry in entries)
+
+    def _student(self, name: str, root: Path, canonical: Path, depth: int) -> None:
+        """A student's folder ``root``, read at any depth: ``canonical`` (where the notebook
+        belongs), or the one candidate elsewhere (warned), or an error naming the candidates;
+        every other notebook in it is listed as not graded."""
         sid = student_id(name)
-        named = folder / self.notebook
-        others = sorted(p for p in folder.iterdir() if p.name.endswith(".ipynb") and p.name != self.notebook
-                        and not p.name.startswith("."))
-        if os.path.lexists(named) or not others:
-            for other in others:
-                self._skip(other, f"beside {self.notebook}, which is graded")
-            self._add(sid, named, None if not os.path.lexists(named) or _regular(named)
-                      else _refused(self._shown(named)))
-        elif len(others) == 1:
-            chosen = others[0]
-            self._add(sid, chosen, None if _regular(chosen) else _refused(self._shown(chosen)),
-                      notice=text("issue.other_notebook", name=chosen.name, expected=self.notebook))
-        else:
-            self._add(sid, named, Issue(code="several_notebooks", text=text(
-                "issue.several_notebooks", names=", ".join(p.name for p in others), expected=self.notebook)))
+        if canonical.parent.is_symlink():  # the assignment's folder is a link: nothing is read through it
+            self._add(sid, canonical.parent, _refused(self._shown(canonical.parent)))
+            return
+        notebooks, unread = scan(root, depth)
+        candidates = [p for p in notebooks if p != canonical and self._candidate(p, root, canonical)]
+        if os.path.lexists(canonical):
+            self._add(sid, canonical, None if regular(canonical) else _refused(self._shown(canonical)))
+            self._skip_all(candidates, f"{sid}'s {_names([canonical], root, canonical, candidates)} is graded instead")
+        elif len(candidates) == 1:
+            [chosen] = candidates
+            self._add(sid, chosen, None if regular(chosen) else _refused(self._shown(chosen)),
+                      notice=text("issue.other_notebook", name=_names(candidates, root, canonical),
+                                  expected=_names([canonical], root, canonical, candidates)))
+        elif candidates:
+            self._add(sid, canonical, Issue(code="several_notebooks", text=text(
+                "issue.several_notebooks", names=_names(candidates, root, canonical),
+                expected=_names([canonical], root, canonical, candidates))))
+            self._skip_all(candidates, f"one of {len(candidates)} candidates, so none is graded (see {sid}'s errors)")
+        elif canonical.parent.is_dir():
+            self._add(sid, canonical)  # the assignment's folder without a notebook: "no notebook found"
+        kept = {canonical, *candidates}
+        self._others(root, [p for p in notebooks if p not in kept], unread, kept)
+
+    def _candidate(self, path: Path, root: Path, canonical: Path) -> bool:
+        """Could ``path`` be this student's notebook of this assignment?"""
+        folders = path.relative_to(root).parts[:-1]
+        return (path.is_relative_to(canonical.parent) or path.name.casefold() == self.notebook.casefold()
+                or self.assignment.casefold() in (part.casefold() for part in folders))
+
+    def _skip_all(self, paths: list[Path], why: str) -> None:
+        for path in paths:
+            self._skip(path, why)
+
+    def _others(self, root: Path, others: list[Path], unread: list[tuple[Path, str]], kept: set[Path]) -> None:
+        """A student's notebooks that are not this assignment's: a folder that holds none of this
+        assignment's is set aside for one line per class (``_list_elsewhere``); the rest are named."""
+        mine = {p.relative_to(root).parts[0] for p in kept}
+        folders: dict[str, int] = {}
+        for path in others:
+            top, *below = path.relative_to(root).parts
+            if below and top not in mine:
+                folders[top] = folders.get(top, 0) + 1
+            else:
+                self._skip(path, f"not named {self.notebook} and not in a folder {self.assignment}/")
+        for top, count in folders.items():
+            self.elsewhere.setdefault((root.parent, top), []).append((root / top, count))
+        for path, why in unread:  # a folder set aside stands for what is in it
+            if not set(path.relative_to(root).parts[:1]) & folders.keys():
+                self._skip(path, why)
+
+    def _list_elsewhere(self) -> None:
+        for (parent, top), folders in sorted(self.elsewhere.items()):
+            count = sum(n for _, n in folders)
+            what = (f"{_count(count)}, none named {self.notebook} or in a folder {self.assignment}/ "
+                    f"(another assignment's?)")
+            if len(folders) == 1:
+                self._skip(folders[0][0], what)
+            else:
+                self._skip(parent / "*" / top, f"in {len(folders)} students' folders: {what}")
+
+    def _course_root(self, course: Path) -> None:
+        """What a course root holds besides nbgrader's folders and hidden entries: named where it
+        is or holds a notebook."""
+        try:
+            entries = listing(course)
+        except OSError as error:
+            self._skip(course, unreadable(error))
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.name.startswith(".") or entry.name in NBGRADER_FOLDERS:
+                continue
+            if is_notebook(entry):
+                self._skip(path, "in the course root, outside submitted/")
+            elif entry.is_symlink() and entry.is_dir():
+                self._skip(path, LINKED)
+            elif entry.is_dir(follow_symlinks=False):
+                self._course_folder(path)
+
+    def _course_folder(self, folder: Path) -> None:
+        notebooks, unread = scan(folder, 1)
+        if notebooks:
+            self._skip(folder, f"{_count(len(notebooks))} in the course root, outside submitted/")
+        elif unread[:1] and unread[0][0] == folder:  # the folder itself could not be listed
+            self._skip(*unread[0])
+
+    def _bare_id(self, path: Path) -> str:
+        """A notebook's student id: its student's folder's name where it lies in ``submitted/<id>/``
+        and is a candidate there (as when the folder is read), else the file's stem."""
+        for folder in path.parents:
+            if folder.parent.name == "submitted":
+                if self._candidate(path, folder, folder / self.assignment / self.notebook):
+                    return student_id(folder.name)
+                break
+        return student_id(path.stem)
+
+
+def _names(paths: list[Path], root: Path, canonical: Path, beside: list[Path] = ()) -> str:
+    """``paths`` as a student reads them: from the assignment's folder where ``paths`` and ``beside``
+    all lie in it, else from the student's folder."""
+    inside = all(p.is_relative_to(canonical.parent) for p in [*paths, *beside])
+    base = canonical.parent if inside else root
+    return ", ".join(str(p.relative_to(base)) for p in sorted(paths))
+
+
+def _count(notebooks: int) -> str:
+    return f"{notebooks} notebook{'s' * (notebooks != 1)}"
 
 
 def _refused(shown: str) -> Issue:
     return Issue(code="not_regular_file", text=text("issue.not_regular", path=shown))
-
-
-def _bare_id(path: Path, assignment: str) -> str:
-    """A notebook's student id: nbgrader's folder name when it sits at
-    ``submitted/<id>/<assignment>/``, else the file's stem."""
-    if path.parent.name == assignment and path.parent.parent.parent.name == "submitted":
-        return student_id(path.parent.parent.name)
-    return student_id(path.stem)
-
-
-def _regular(entry) -> bool:
-    """A regular file, not reached through a symbolic link."""
-    mode = entry.stat(follow_symlinks=False).st_mode if isinstance(entry, os.DirEntry) else os.lstat(entry).st_mode
-    return stat.S_ISREG(mode)
 
 
 def _refuse_duplicates(found: list[Submission]) -> None:

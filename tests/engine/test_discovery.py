@@ -1,9 +1,13 @@
 """Which notebooks a run grades, under which ids, and what it says about the rest (SPEC §3:
 "A run never loses or hides what a TA has"; ids map to file names one-to-one)."""
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from autograder.config import ConfigError
 from autograder.ids import file_stem, student_id
@@ -118,3 +122,219 @@ def test_a_folder_per_student_holding_the_assignments_notebook_is_named_by_the_f
     result = found(tmp_path)
     assert {s.student_id: s.shown for s in result.submissions} == {"kim": f"kim/{NB}", "lee": f"lee/{NB}"}
     assert [shown for shown, _ in result.not_graded] == ["lee/Untitled.ipynb"]
+
+
+# Every layout of the README, with the notebooks an LMS zip or a student's own folders put
+# elsewhere (red team: carol and dave were in no JSON, no row, no summary line).
+REDTEAM = {  # student -> where the notebook lies in submitted/<student>/
+    "alice": f"{A}/{NB}",                       # nbgrader's place
+    "bob": f"{A}/{A}/{NB}",                     # the assignment's folder twice
+    "carol": f"carol_hw/{A}/{NB}",              # an extra folder level, as an LMS zip gives
+    "dave": NB,                                 # no assignment folder
+    "erin": f"{A}/sub/{NB}",                    # a subfolder of the assignment's folder
+    "frank": f"{A}/attention_scoring.IPYNB",    # an upper-case suffix
+}
+
+
+def redteam_course(root: Path) -> Path:
+    for student, where in REDTEAM.items():
+        put(root / "submitted" / student / where)
+    return root
+
+
+def test_submitted_grades_every_students_only_notebook_wherever_it_lies(tmp_path):
+    """In submitted/, is each student's one notebook of this assignment graded under their id,
+    the result naming it, with a warning naming the file wherever it is not nbgrader's place?"""
+    result = found(redteam_course(tmp_path) / "submitted")
+    by_id = {s.student_id: s for s in result.submissions}
+    assert {sid: s.shown for sid, s in by_id.items()} == {sid: f"{sid}/{where}" for sid, where in REDTEAM.items()}
+    assert all(s.problem is None for s in by_id.values())
+    assert by_id["alice"].notice is None
+    names = {sid: s.notice.params["name"] for sid, s in by_id.items() if s.notice is not None}
+    assert names == {"bob": f"{A}/{NB}", "carol": f"carol_hw/{A}/{NB}", "dave": NB, "erin": f"sub/{NB}",
+                     "frank": "attention_scoring.IPYNB"}
+    assert by_id["carol"].notice.params["expected"] == f"{A}/{NB}" and by_id["erin"].notice.params["expected"] == NB
+    assert result.not_graded == []
+
+
+def test_a_course_root_and_one_students_folder_find_them_too(tmp_path):
+    """Do the course root, submitted/carol, submitted/dave and carol's notebook itself all give the
+    student's id (the notebook's stem is no id where it lies in a student's folder)?"""
+    course = redteam_course(tmp_path)
+    assert sorted(s.student_id for s in found(course).submissions) == sorted(REDTEAM)
+    for student in ("carol", "dave"):
+        [one] = found(course / "submitted" / student).submissions
+        assert (one.student_id, one.shown) == (student, REDTEAM[student])
+    [carol] = found(course / "submitted" / "carol" / REDTEAM["carol"]).submissions
+    assert carol.student_id == "carol"
+
+
+def test_several_candidates_at_any_depth_are_an_error_naming_them_all_and_each_is_listed(tmp_path):
+    folder = tmp_path / "submitted" / "kim"
+    put(folder / A / "attention_scoring-Copy1.ipynb")
+    put(folder / "old" / NB)
+    result = found(tmp_path)
+    [kim] = result.submissions
+    assert kim.problem.code == "several_notebooks"
+    assert kim.problem.text.params["names"] == f"{A}/attention_scoring-Copy1.ipynb, old/{NB}"
+    assert [shown for shown, _ in result.not_graded] == [f"submitted/kim/{A}/attention_scoring-Copy1.ipynb",
+                                                         f"submitted/kim/old/{NB}"]
+
+
+def test_notebooks_of_no_candidate_are_listed_and_other_assignments_grouped_for_the_class(tmp_path):
+    """ivanov's bahdanau/ and petrov's bahdanau/ are one line; lee's loose Untitled.ipynb (no
+    attention_scoring.ipynb, no folder of the assignment) is listed, not graded, not guessed."""
+    put(tmp_path / "submitted" / "ivanov" / A / NB)
+    put(tmp_path / "submitted" / "ivanov" / "bahdanau" / "bahdanau.ipynb")
+    put(tmp_path / "submitted" / "petrov" / "bahdanau" / "bahdanau.ipynb")
+    put(tmp_path / "submitted" / "lee" / "Untitled.ipynb")
+    put(tmp_path / "submitted" / "lee" / "hw2" / "hw2.ipynb")
+    result = found(tmp_path)
+    assert [s.student_id for s in result.submissions] == ["ivanov"]
+    assert [shown for shown, _ in result.not_graded] == ["submitted/lee/Untitled.ipynb", "submitted/*/bahdanau",
+                                                         "submitted/lee/hw2"]
+    assert "in 2 students' folders: 2 notebooks" in result.not_graded[1][1]
+
+
+def test_a_course_root_names_notebooks_outside_submitted_but_not_nbgraders_own_folders(tmp_path):
+    put(tmp_path / "submitted" / "ivanov" / A / NB)
+    for where in (f"source/{A}/{NB}", f"release/{A}/{NB}", f"autograded/ivanov/{A}/{NB}",
+                  "lectures/week1.ipynb", "lectures/deep/week2.ipynb", "petrov.ipynb"):
+        put(tmp_path / where)
+    result = found(tmp_path)
+    assert [s.student_id for s in result.submissions] == ["ivanov"]
+    assert result.not_graded == [("lectures", "2 notebooks in the course root, outside submitted/"),
+                                 ("petrov.ipynb", "in the course root, outside submitted/")]
+
+
+def test_a_folder_of_notebooks_grades_the_upper_case_suffix_and_names_a_students_other_notebooks(tmp_path):
+    """An LMS export: ivanov.IPYNB is a submission; kim's Attention_Scoring.ipynb is her only
+    candidate (graded, warned); lee's notebook in a subfolder of his folder is listed."""
+    put(tmp_path / "ivanov.IPYNB")
+    put(tmp_path / "kim" / "Attention_Scoring.ipynb")
+    put(tmp_path / "lee" / NB)
+    put(tmp_path / "lee" / "drafts" / "try.ipynb")
+    result = found(tmp_path)
+    by_id = {s.student_id: s for s in result.submissions}
+    assert {sid: s.shown for sid, s in by_id.items()} == {
+        "ivanov": "ivanov.IPYNB", "kim": "kim/Attention_Scoring.ipynb", "lee": f"lee/{NB}"}
+    assert by_id["kim"].notice.params["name"] == "Attention_Scoring.ipynb" and by_id["lee"].notice is None
+    assert [shown for shown, _ in result.not_graded] == ["lee/drafts/try.ipynb"]
+
+
+def test_links_in_a_students_folder_are_refused_or_named_and_never_followed(tmp_path):
+    """eve's notebook is a link (refused, nothing read); her old/ is a link to a folder holding
+    a notebook (named, not followed); zoe's assignment folder is a link (refused)."""
+    elsewhere = put(tmp_path / "elsewhere" / NB).parent
+    eve = tmp_path / "course" / "submitted" / "eve"
+    (eve / A).mkdir(parents=True)
+    (eve / A / NB).symlink_to(elsewhere / NB)
+    (eve / "old").symlink_to(elsewhere)
+    (tmp_path / "course" / "submitted" / "zoe").mkdir()
+    (tmp_path / "course" / "submitted" / "zoe" / A).symlink_to(elsewhere)
+    result = found(tmp_path / "course")
+    assert {s.student_id: s.problem.code for s in result.submissions} == {"eve": "not_regular_file",
+                                                                         "zoe": "not_regular_file"}
+    assert result.not_graded == [("submitted/eve/old", "a symbolic link to a folder (not followed)")]
+
+
+FOLDERS = [A, "Attention_Scoring", "carol_hw", "bahdanau", "sub", ".ipynb_checkpoints"]
+FILES = [NB, "attention_scoring.IPYNB", "Untitled.ipynb", "attention_scoring-Copy1.ipynb", "notes.txt",
+         ".hidden.ipynb"]
+
+
+@st.composite
+def submitted_trees(draw) -> tuple[dict[str, list[str]], list[str]]:
+    """Students' folders of files at random places (nbgrader's, an LMS zip's, a student's own),
+    and notebooks loose in submitted/."""
+    where = st.builds(lambda folders, name: "/".join([*folders, name]),
+                      st.lists(st.sampled_from(FOLDERS), max_size=3), st.sampled_from(FILES))
+    students = draw(st.dictionaries(st.sampled_from(["s0", "s1", "s2", "s3"]), st.lists(where, max_size=4),
+                                    min_size=1))
+    loose = draw(st.lists(st.sampled_from(["loose0.ipynb", "loose1.IPYNB", ".loose.ipynb"]), unique=True))
+    return students, loose
+
+
+def covers(shown: str, notebook: str) -> bool:
+    """Does a not-graded line's path (a folder stands for what is under it, * for the students
+    its line counts) name ``notebook`` (a path relative to the PATH)?"""
+    parts, names = shown.split("/"), notebook.split("/")
+    return len(parts) <= len(names) and all(p in ("*", n) for p, n in zip(parts, names))
+
+
+@settings(max_examples=100)
+@given(tree=submitted_trees(), layout=st.sampled_from(["course", "submitted", "student", "assignment"]))
+@example(tree=({"s0": [f"sub/{NB}", "sub/Untitled.ipynb"]}, []), layout="course")    # a folder holding both kinds
+@example(tree=({"s0": ["bahdanau/Untitled.ipynb"], "s1": ["bahdanau/Untitled.ipynb"], "s2": [f"bahdanau/{NB}"]},
+               []), layout="submitted")                                                 # a class-wide line beside one graded
+def test_every_notebook_found_is_graded_or_listed_never_both_never_neither(tree, layout):
+    """Whatever students hand in where: is each .ipynb under the PATH (any case) either the file
+    of exactly one submission or named by exactly one not-graded line (a line for several
+    students counting exactly the notebooks it stands for), and does every student with a
+    notebook of this assignment (named like it, or in a folder named like it) get a submission?"""
+    students, loose = tree
+    first = sorted(students)[0]
+    with tempfile.TemporaryDirectory() as temp:
+        course = Path(temp)
+        for student, files in students.items():
+            (course / "submitted" / student).mkdir(parents=True)
+            for where in [*files, *(loose if student == first else [])]:
+                put(course / "submitted" / (where if where in loose else f"{student}/{where}"))
+        path = {"course": course, "submitted": course / "submitted", "student": course / "submitted" / first,
+                "assignment": course / "submitted" / first / A}[layout]
+        if not path.is_dir():
+            return
+        result = found(path)
+        each_notebook_graded_or_listed(path, result)
+    ids = [s.student_id for s in result.submissions]
+    for student in (students if layout in ("course", "submitted") else [first]):
+        if any(candidate(where, whole=layout == "assignment") for where in students[student]):
+            assert ids.count(student) == 1, (student, ids)
+
+
+def each_notebook_graded_or_listed(path: Path, result) -> None:
+    graded = [s.path for s in result.submissions]
+    counted = {shown: 0 for shown, _ in result.not_graded if "*" in shown}
+    for notebook in (p for p in path.rglob("*") if p.suffix.lower() == ".ipynb" and p.is_file()):
+        where = str(notebook.relative_to(path))
+        named = [shown for shown, _ in result.not_graded if covers(shown, where)]
+        if notebook in graded:  # a line for several students may share its path, never count it
+            assert graded.count(notebook) == 1 and all("*" in shown for shown in named), (where, named)
+            continue
+        assert len(named) == 1, (where, graded, result.not_graded)
+        if named[0] in counted and not any(part.startswith(".") for part in where.split("/")):
+            counted[named[0]] += 1
+    for shown, why in result.not_graded:
+        assert "*" not in shown or f" {counted[shown]} notebook" in why, (shown, why, counted)
+
+
+def candidate(where: str, whole: bool) -> bool:
+    """Is ``where`` (in a student's folder) a notebook of this assignment, not hidden? (``whole``:
+    the PATH is the assignment's folder, where every notebook is one.)"""
+    *folders, name = where.split("/")
+    if any(part.startswith(".") for part in where.split("/")) or not name.lower().endswith(".ipynb"):
+        return False
+    if whole:
+        return where.startswith(f"{A}/")
+    return name.casefold() == NB or A in (folder.casefold() for folder in folders)
+
+
+def test_a_folder_that_cannot_be_read_is_named_and_the_batch_goes_on(tmp_path, monkeypatch):
+    """A student's folder, and a folder beside submitted/, that the grader may not list (root
+    reads anything, so the refusal is simulated): is each named, and ivanov still graded?"""
+    put(tmp_path / "submitted" / "ivanov" / A / NB)
+    put(tmp_path / "submitted" / "kim" / NB)   # found only by listing kim's folder
+    put(tmp_path / "archive" / "old.ipynb")
+    refused = {tmp_path / "submitted" / "kim", tmp_path / "archive"}
+    scandir = os.scandir
+
+    def refusing(path):
+        if Path(path) in refused:
+            raise PermissionError(13, "Permission denied")
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    result = found(tmp_path)
+    assert [s.student_id for s in result.submissions] == ["ivanov"]
+    assert result.not_graded == [("submitted/kim", "could not be read (Permission denied)"),
+                                 ("archive", "could not be read (Permission denied)")]

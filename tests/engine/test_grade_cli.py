@@ -103,6 +103,31 @@ def test_unreadable_notebook_is_scored_zero_with_the_reason(tmp_path):
     assert result["score"] == 0 and result["errors"][0]["code"] == "invalid_notebook"
 
 
+def test_notebooks_away_from_nbgraders_place_are_graded_with_a_warning_or_named_in_the_summary(tmp_path):
+    """Red team: carol's notebook one folder deeper (an LMS zip) and dave's with no assignment
+    folder were in no JSON, no row and no summary line. Are both graded, each result naming its
+    file with a warning, and is petrov's other assignment named as found and not graded?"""
+    submitted = tmp_path / "submitted"
+    placed = {"carol": "carol/carol_hw/attention_scoring/attention_scoring.ipynb",
+              "dave": "dave/attention_scoring.ipynb", "petrov": "petrov/bahdanau/bahdanau.ipynb"}
+    for where in placed.values():
+        (submitted / where).parent.mkdir(parents=True)
+        shutil.copy(EXAMPLES / "attention_scoring" / "untouched.ipynb", submitted / where)
+    out = tmp_path / "out"
+    run = grade(str(submitted), "--assignment", "attention_scoring", "--output", str(out))
+    assert run.returncode == 0, run.stderr
+    summary = " ".join(run.stdout.split())
+    assert "2 submissions found: 2 graded" in summary
+    assert ("found and not graded (1): petrov/bahdanau: 1 notebook, none named attention_scoring.ipynb "
+            "or in a folder attention_scoring/") in summary
+    for student in ("carol", "dave"):
+        result = load(out, student)
+        assert result["notebook"] == placed[student]
+        [warning] = result["warnings"]
+        assert warning["code"] == "other_notebook" and placed[student].split("/", 1)[1] in warning["message"]
+    assert sorted(row["student_id"] for row in csv.DictReader((out / "grades.csv").open())) == ["carol", "dave"]
+
+
 def test_bad_config_key_exits_2_with_a_suggestion(tmp_path):
     config = tmp_path / "grader.yml"
     config.write_text((REPO / "grader.yml").read_text().replace("language:", "langauge:"))
