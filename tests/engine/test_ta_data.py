@@ -61,7 +61,9 @@ def test_every_notebook_at_any_depth_is_graded_and_the_summary_names_the_rest(gr
     _, out, run = graded
     assert set(rows(out)) == {"sidorov", "ivanov", "petrova", "kim", "lee", "wrong"}
     assert load(out, "ivanov")["notebook"] == "group1/ivanov.ipynb"
-    assert "found and not graded (1):" in run.stdout and ".ipynb_checkpoints" in run.stdout
+    summary = " ".join(run.stdout.split())
+    assert "found and not graded (3):" in summary and ".ipynb_checkpoints" in summary
+    assert "kim/attention_scoring/Untitled.ipynb: one of 2 candidates, so none is graded" in summary
     assert "7 submissions found" not in run.stdout and "6 submissions found: 6 graded" in run.stdout
 
 
