@@ -22,7 +22,7 @@ from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
 from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin, heatmap,
                       in_dtype, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, search
+from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
@@ -342,11 +342,24 @@ def _gradients(task: AttentionTask):
     equal the reference's (SPEC §2; no row of valid length 0), where the output is right."""
     def run(student, ctx: Context) -> None:
         judged: list[bool] = []
+        def judge(case: Case) -> None:
+            judged.append(gradients_judged(student, task, case, ctx.device))
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, dtype=torch.float64),
-               lambda case: judged.append(gradients_judged(student, task, case, ctx.device)),
-               ctx, max_examples=max(5, ctx.max_examples // 2))
+               judge, ctx, max_examples=max(5, ctx.max_examples // 2))
+        if not any(judged):  # the drawn examples had one key each, or a wrong output
+            in_context(_attending_case(task), judge)
         gradients.some_judged(judged)
     return run
+
+
+def _attending_case(task: AttentionTask) -> Case:
+    """A fixed float64 example whose output depends on the attention (4 keys, lengths 2 and 4)."""
+    queries, q_recipe = values((2, 2, 3), 2.0, 7, torch.float64)
+    keys, k_recipe = values((2, 4, 2 if task.different_sizes else 3), 2.0, 8, torch.float64)
+    vals, v_recipe = values((2, 4, 2), 2.0, 9, torch.float64)
+    return Case({"queries": queries, "keys": keys, "values": vals, "valid_lens": torch.tensor([2, 4])},
+                options={"num_hiddens": 3} if task.hidden else {},
+                recipes={"queries": q_recipe, "keys": k_recipe, "values": v_recipe})
 
 
 def gradients_judged(student, task: AttentionTask, case: Case, device: str, train: bool = False,

@@ -20,7 +20,7 @@ from . import gradients
 from .attention import build_remote, called_then
 from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin,
                       heatmap, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, search
+from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, search
 from .diagnosis import name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
 
@@ -329,10 +329,23 @@ def _gradients(task: DecoderTask):
     parameter of embedding, rnn, dense and attention equal the reference's (SPEC §2)."""
     def run(student, ctx: Context) -> None:
         judged: list[bool] = []
-        search(decoder_cases(dtype=torch.float64),
-               lambda case: judged.append(gradients_judged(student, task, case, ctx.device)), ctx, max_examples=5)
+        def judge(case: Case) -> None:
+            judged.append(gradients_judged(student, task, case, ctx.device))
+        search(decoder_cases(dtype=torch.float64), judge, ctx, max_examples=5)
+        if not any(judged):  # the drawn sources had one step each, or wrong logits
+            in_context(_attending_case(), judge)
         gradients.some_judged(judged)
     return run
+
+
+def _attending_case() -> Case:
+    """A fixed float64 example whose logits depend on the attention (4 source steps, lengths 2
+    and 4)."""
+    generator = torch.Generator().manual_seed(5)
+    src, tgt = torch.randint(0, 5, (2, 4), generator=generator), torch.randint(0, 5, (2, 3), generator=generator)
+    return Case({"src": src, "tgt": tgt, "enc_valid_lens": torch.tensor([2, 4])},
+                options={"vocab_size": 5, "embed_size": 3, "num_hiddens": 4, "num_layers": 2, "seed": 5,
+                         "dtype": torch.float64})
 
 
 def gradients_judged(student, task: DecoderTask, case: Case, device: str, train: bool = False,
