@@ -10,24 +10,24 @@ its reason, never the grader's crash.
 """
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
+from . import ipython_syntax
 from .results import Issue, text
-
-MAGIC = re.compile(r"^\s*[%!]")
 
 
 @dataclass
 class CellPlan:
     """The cells to run, in order, as (label, source); a label is a grade id or ``#n``
-    (the student's own n-th cell, counted from 1 as Jupyter shows them)."""
+    (the student's own n-th cell, counted from 1 as Jupyter shows them), and first the
+    stand-ins for IPython's ``get_ipython`` and ``display`` (``ipython_syntax.LABEL``)."""
     cells: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
     errors: list[Issue] = field(default_factory=list)
+    plain_python: ipython_syntax.PlainPython = field(default_factory=ipython_syntax.PlainPython)  # within a budget
 
     def warn(self, code: str, message, task: str | None = None) -> None:
         self.warnings.append(Issue(code=code, task=task, text=message))
@@ -79,6 +79,8 @@ def assemble(submission, source, tasks: list[str], plan: CellPlan) -> None:
     except (AttributeError, TypeError, ValueError, KeyError) as error:  # a cell that is not a cell
         plan.cells.clear()
         plan.error("invalid_notebook", text("issue.invalid_cells", reason=f"{type(error).__name__}: {error}"[:200]))
+    if plan.cells:  # what IPython syntax became, and IPython's builtin display, exist in the worker
+        plan.cells.insert(0, (ipython_syntax.LABEL, ipython_syntax.STAND_INS))
 
 
 def _assemble(submission, source, tasks: list[str], plan: CellPlan) -> None:
@@ -122,12 +124,12 @@ def _plan_cell(cell, number: int, gid: str | None, origin, plan: CellPlan) -> No
     if cell.get("cell_type") != "code" and (origin is None or origin.cell_type != "code"):
         return
     if origin is None:
-        plan.cells.append((f"#{number}", _strip_magics(_source(cell), f"#{number}", plan)))
+        plan.cells.append((f"#{number}", _plain(_source(cell), f"#{number}", plan)))
     elif nbgrader_meta(origin).get("solution"):
         if cell.get("cell_type") == "code":
-            plan.cells.append((gid, _strip_magics(_source(cell), gid, plan)))
+            plan.cells.append((gid, _plain(_source(cell), gid, plan)))
     elif not nbgrader_meta(origin).get("grade") and origin.cell_type == "code" and not for_the_student(gid):
-        plan.cells.append((gid, origin.source))  # locked: the TA's version, always
+        plan.cells.append((gid, _plain_locked(origin, plan)))  # locked: the TA's version, always
 
 
 def for_the_student(gid: str) -> bool:
@@ -147,10 +149,10 @@ def _assemble_stripped(submission, source, plan: CellPlan) -> None:
         if meta.get("solution"):
             break
         if cell.cell_type == "code" and not meta.get("grade"):
-            plan.cells.append((grade_id(cell) or "setup", cell.source))
+            plan.cells.append((grade_id(cell) or "setup", _plain_locked(cell, plan)))
     for number, cell in enumerate(submission.cells, start=1):
         if cell.get("cell_type") == "code":
-            plan.cells.append((f"#{number}", _strip_magics(_source(cell), f"#{number}", plan)))
+            plan.cells.append((f"#{number}", _plain(_source(cell), f"#{number}", plan)))
 
 
 def _source(cell) -> str:
@@ -162,11 +164,19 @@ def _source(cell) -> str:
     return source
 
 
-def _strip_magics(source: str, label: str, plan: CellPlan) -> str:
-    kept = [line for line in source.splitlines() if not MAGIC.match(line)]
-    if len(kept) != len(source.splitlines()):
+def _plain(source: str, label: str, plan: CellPlan) -> str:
+    """The student's cell as plain Python, as an IPython kernel would run it (``obj?``, ``%magic``,
+    ``!cmd`` made calls that do nothing in the worker), with a warning that those did not run."""
+    plain, dropped = plan.plain_python(source)
+    if dropped:
         plan.warn("magic_removed", text("issue.magic_removed", cell=label))
-    return "\n".join(kept)
+    return plain
+
+
+def _plain_locked(cell, plan: CellPlan) -> str:
+    """A locked cell of the TA's source as plain Python, as a kernel runs it (a ``%matplotlib
+    inline`` there must not cost the students points); the student is told nothing."""
+    return plan.plain_python(cell.source)[0]
 
 
 def _compare_cells(cell, origin, gid: str, plan: CellPlan) -> None:
@@ -221,4 +231,4 @@ def _restore_deleted(source_cells: dict, order: dict, seen: dict, tasks: list[st
             plan.warn("deleted_cell", text("issue.deleted_locked", gid=gid))
             labels = [label for label, _ in plan.cells]
             before = [i for i, label in enumerate(labels) if order.get(label, -1) < order[gid]]
-            plan.cells.insert(before[-1] + 1 if before else 0, (gid, cell.source))
+            plan.cells.insert(before[-1] + 1 if before else 0, (gid, _plain_locked(cell, plan)))

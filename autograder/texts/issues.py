@@ -52,8 +52,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{name} унаследован от вашего класса из другой задачи, который теряет баллы в своей задаче: {name} "
         "проверен на версии этого класса из книги, чтобы одна ошибка не стоила баллов дважды"),
     "issue.magic_removed": (
-        "cell {cell}: IPython magics and shell escapes (% and !) were removed before grading",
-        "ячейка {cell}: магические команды IPython и команды оболочки (% и !) удалены перед оцениванием"),
+        "cell {cell}: IPython's magics (%), shell commands (!) and help (?) do nothing in grading; "
+        "the code under %time and %%time runs",
+        "ячейка {cell}: магические команды IPython (%), команды оболочки (!) и справка (?) при оценивании "
+        "ничего не делают; код под %time и %%time выполняется"),
     "issue.points_changed": ("cell {gid!r}: points changed from {old} to {new}; the source's count",
                              "ячейка {gid!r}: баллы изменены с {old} на {new}; учитываются исходные"),
     "issue.cell_type_changed": ("cell {gid!r}: its nbgrader type was changed; the source's is used",
