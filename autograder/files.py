@@ -4,7 +4,11 @@ atomic replacement.
 - ``clean_text``: one rule for text that is not valid UTF-8 (each undecodable byte becomes
   ``\\xNN``, so a cp1251 file name unpacked on Linux keeps a readable, stable id);
 - ``spreadsheet_safe``: a text cell that starts like a formula (``=``, ``+``, ``-``, ``@``,
-  a tab or a carriage return) gets a leading ``'``, which a spreadsheet shows as text;
+  a tab or a carriage return) gets a leading ``'``, which a spreadsheet shows as text; so does
+  one that starts with ``'`` itself, so that the rule is one-to-one and ``from_spreadsheet``
+  undoes it (``=x`` is written ``'=x``, and ``'=x`` is written ``''=x``);
+- ``visible``: text with every character that does not show as itself written out, so two ids
+  never look alike on a page;
 - ``csv_text``: a CSV table with both rules applied to every text cell (numbers stay numbers);
 - ``write_atomically``: a reader sees the old file or the new one, never half of one.
 
@@ -20,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+GUARD = "'"  # a leading ' makes a spreadsheet show the rest of the cell as text
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on
 
 
@@ -29,6 +34,31 @@ def written_out(value: str, keep: str = "") -> str:
     shows, or ``cat`` prints from a Markdown file, acts on nothing (no cleared screen, no
     title set, no line of the student's own in the log)."""
     return CONTROL.sub(lambda found: found.group() if found.group() in keep else repr(found.group())[1:-1], value)
+
+
+def visible(value: str) -> str:
+    """``value`` (an id) with every character that does not show as itself written out, so
+    that a page or a Markdown file never shows two ids alike: controls, format characters
+    (zero width, direction marks), line and paragraph separators and every space but U+0020
+    as ``\\xNN`` below U+0080 (``\\n``, ``\\t``, ``\\r`` by name) and ``\\uNNNN`` above it (a
+    ``\\xNN`` above stands for an undecodable byte of a file name), and a U+0020 at either end
+    or beside another as ``\\x20`` (a page drops or merges those). An id made by
+    ``ids.student_id`` holds a backslash only doubled or in an escape of its own, so no
+    escape written here reads as the id's own text."""
+    value = clean_text(value)
+    return "".join(_visible(char, value[index - 1:index], value[index + 1:index + 2])
+                   for index, char in enumerate(value))
+
+
+def _visible(char: str, before: str, after: str) -> str:
+    if char == " ":
+        return char if before not in ("", " ") and after not in ("", " ") else "\\x20"
+    if char.isprintable():
+        return char
+    if char in "\n\t\r":
+        return repr(char)[1:-1]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x80 else f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF \
+        else f"\\U{ord(char):08x}"
 
 
 def clean_text(value: str) -> str:
@@ -53,8 +83,17 @@ def clean(value):
 
 
 def spreadsheet_safe(value: str) -> str:
-    """A text cell that a spreadsheet will not run as a formula."""
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
+    """A text cell that a spreadsheet will not run as a formula: a ``'`` before text that
+    starts like a formula or with a ``'`` of its own (without the second rule, students
+    ``=x`` and ``'=x`` were one row ``'=x``, and a TA's points for one went to the other)."""
+    return GUARD + value if value.startswith((*FORMULA_STARTS, GUARD)) else value
+
+
+def from_spreadsheet(cell: str) -> str:
+    """The text that ``spreadsheet_safe`` wrote as ``cell``: its one added ``'`` removed. A
+    cell it cannot have written (``'bob``: ``bob`` is written bare) is kept as it is."""
+    unguarded = cell.removeprefix(GUARD)
+    return unguarded if unguarded != cell and unguarded.startswith((*FORMULA_STARTS, GUARD)) else cell
 
 
 def safe_cell(value: str | float | int | None) -> str | float | int:

@@ -9,12 +9,13 @@ One row per student and written task, under the header ``student_id,task,points`
 A task must be one of the assignment's written (manual) tasks and ``0 <= points <=`` its
 maximum; an empty ``points`` cell means "not entered yet" and the row is skipped. A
 spreadsheet's own ways of saving are read too: a byte-order mark, ``;`` as the separator
-with ``1,5`` as the number (Russian Excel), and an id that grades.csv wrote with a leading
-``'`` (an id that starts like a formula). Every problem (a duplicate row, an unknown task,
-a bad number, a malformed header) is one line naming the file, the row as a spreadsheet
-numbers it (the header is row 1) and the fix, raised together as ``ManualPointsError``
-(exit 2), so the TA fixes the file once. A student id with no result is not an error: the
-caller names it in a note.
+with ``1,5`` as the number (Russian Excel), and an id as grades.csv wrote it, with the
+leading ``'`` it puts before an id that starts like a formula or with a ``'`` of its own
+(``'=x`` is student ``=x``, ``''=x`` student ``'=x``: ``files.from_spreadsheet``). Every
+problem (a duplicate row, an unknown task, a bad number, a malformed header) is one line
+naming the file, the row as a spreadsheet numbers it (the header is row 1) and the fix,
+raised together as ``ManualPointsError`` (exit 2), so the TA fixes the file once. A
+student id with no result is not an error: the caller names it in a note.
 """
 import csv
 import difflib
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import AssignmentConfig, ConfigError
-from .files import FORMULA_STARTS, clean_text
+from .files import clean_text, from_spreadsheet
 from .results import SubmissionResult
 
 FILE = "manual_points.csv"
@@ -160,9 +161,8 @@ def _row(row: list[str], tasks: Tasks) -> tuple[str, str, float] | str | None:
 
 
 def _student(cell: str) -> str:
-    """The id as grades.csv wrote it, without the ``'`` it puts before a formula-like id."""
-    cell = clean_text(cell)
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
+    """The id of a cell written as grades.csv writes it (the ``'`` it adds removed)."""
+    return from_spreadsheet(clean_text(cell))
 
 
 def _task_problem(task: str, tasks: Tasks) -> str:

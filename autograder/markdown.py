@@ -4,11 +4,13 @@ The student's feedback (``feedback/markdown.py``) and the class report
 (``pages/class_markdown.py``) both write with these. Text from a submission (an error
 message, a student id) can hold Markdown: as words it is escaped; as code it goes into a
 span or a fence longer than any backtick run it contains, so it can never open a block of
-its own (a forged score, say).
+its own (a forged score, say). An identifier (``code``) is shown character for character:
+what a page would drop or merge (a line break, a leading space) is written out, so no
+student shows under another's id.
 """
 import re
 
-from .files import written_out
+from .files import visible, written_out
 
 # ( ) and ! only matter after [ ], which are escaped; no line starts with escaped text, so
 # the line-start markers (#, -, +, 1.) need nothing more than # escaped.
@@ -39,8 +41,10 @@ def inline_code(value: object) -> str:
 
 
 def code(value: object) -> str:
-    """An inline code span for a table cell: its ``|`` escaped, as a table needs."""
-    return inline_code(str(value).replace("|", "\\|"))
+    """An identifier (a student id, a task id) as an inline code span for a table cell, every
+    character shown (``files.visible``: ``a b`` and ``a\\nb`` stay two ids to the eye, and so do
+    ``=1+2`` and the same after a space) and its ``|`` escaped, as a table needs."""
+    return inline_code(visible(str(value)).replace("|", "\\|"))
 
 
 def fenced(block: str) -> list[str]:

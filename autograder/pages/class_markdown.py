@@ -6,6 +6,7 @@ import math
 from statistics import mean
 
 from .. import texts
+from ..files import visible
 from ..markdown import code, fenced, md
 from ..results import Finding, text
 from .class_stats import ClassStats, Rate, bin_width, by_task
@@ -231,7 +232,7 @@ def _similar(stats: ClassStats, language: str) -> list[str]:
                          _say("page.report.similarity", language)], rows)
     if stats.not_compared:
         lines += [_say("page.report.not_compared", language, count=len(stats.not_compared),
-                       students=", ".join(stats.not_compared)), ""]
+                       students=", ".join(map(visible, stats.not_compared))), ""]
     return lines
 
 

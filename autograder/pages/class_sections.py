@@ -4,6 +4,7 @@ this module only lays them out. The Markdown report's are in ``class_markdown``.
 """
 from collections import defaultdict
 
+from ..files import visible
 from ..results import Finding, text
 from ..similarity import FLAG, Pair
 from .class_markdown import LISTED_PAIRS, SIMILARITY_CSV, UNEXPLAINED_CSV
@@ -84,7 +85,8 @@ def similar(stats: ClassStats, language: str) -> str:
             more = say(text("page.report.more_pairs", count=len(rest), task=task), language)
             parts.append(f"<details><summary>{more}</summary>{table(headers, rows, (75, 25), numeric={1})}</details>")
     if stats.not_compared:
-        note = text("page.report.not_compared", count=len(stats.not_compared), students=", ".join(stats.not_compared))
+        note = text("page.report.not_compared", count=len(stats.not_compared),
+                    students=", ".join(map(visible, stats.not_compared)))
         parts.append(f'<p class="explain">{say(note, language)}</p>')
     return "".join(parts)
 

@@ -1,14 +1,16 @@
 """What every page shares: escaping, the page shell with its CSS, and atomic writing.
 
 Every value that reaches a page goes through ``esc`` (student ids, messages, code: a student
-can put ``<script>`` anywhere). The shell's Content-Security-Policy allows no script and no
-fetch at all, so even a missed escape cannot run or load anything; the CSS keeps every page
-inside a phone's width (code wraps, images and tables scale).
+can put ``<script>`` anywhere), and an id through ``ident``, which shows each of its
+characters. The shell's Content-Security-Policy allows no script and no fetch at all, so even
+a missed escape cannot run or load anything; the CSS keeps every page inside a phone's width
+(code wraps, images and tables scale).
 """
 import base64
 import html
 from collections.abc import Iterable
 
+from ..files import visible
 from ..files import write_atomically  # noqa: F401 - the pages write through it
 from ..results import Text
 from ..texts.say import Prose, Say
@@ -93,8 +95,10 @@ def number(value: float | None, language: str) -> str:
 
 def ident(name: str) -> str:
     """An identifier (task id, student id) as code that may wrap after each ``_`` (a narrow
-    table column breaks ``dot_product_attention`` there, not inside a word)."""
-    return "<code>" + "_<wbr>".join(esc(part) for part in str(name).split("_")) + "</code>"
+    table column breaks ``dot_product_attention`` there, not inside a word), every character
+    shown (``files.visible``: a browser shows ``a b`` and ``a\\nb`` alike, and drops a leading
+    space or tab)."""
+    return "<code>" + "_<wbr>".join(esc(part) for part in visible(str(name)).split("_")) + "</code>"
 
 
 def code_block(source: str) -> str:

@@ -25,7 +25,7 @@ from ..pages.markup import POLICY as FEEDBACK_POLICY
 from ..results import text
 from . import intake
 from .intake import Refusal, Uploads
-from .log import log, printable
+from .log import client_of, log, printable
 from .loop import GradingLoop
 from .outputs import Outputs
 from .page import HEADER_POLICY as PAGE_POLICY
@@ -34,6 +34,7 @@ from .queue import Queue, Refused
 from .tokens import Tokens
 
 UPLOADING_RETRY_S = 10  # a student's second upload while the first is still arriving
+GONE = 499              # logged for an upload cut off mid-body (client gone or closed as late): nginx's code
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
            "X-Frame-Options": "DENY", "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'"}
 
@@ -103,6 +104,8 @@ class Api:
             added = await self._receive(request, student, submission_id)
         except Refusal as refusal:
             return self.refuse(refusal.status, refusal.reason, **refusal.params)
+        except ClientDisconnect:  # nobody is left to answer: the request's one log line says so, no traceback
+            return Response(status_code=GONE)
         finally:
             self.receiving.discard(student)
         if isinstance(added, Refused):
@@ -170,8 +173,6 @@ class Api:
             error.status_code, "internal", headers=error.headers)
 
     async def crashed(self, request: Request, error: Exception) -> Response:
-        if isinstance(error, ClientDisconnect):
-            return Response(status_code=400)  # nobody is there to read it
         log.error("%s %s failed", request.method, printable(request.url.path), exc_info=error)
         return self.refuse(500, "internal")
 
@@ -206,7 +207,6 @@ class LogAndHeaders:
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
-            client = (scope.get("client") or ("-",))[0]
-            log.info("%s %s %s %s %s %.3f s", client, scope["method"], printable(scope["path"][:200]), status[0],
-                     printable(scope.get("student") or "-"), time.monotonic() - started)
+            log.info("%s %s %s %s %s %.3f s", client_of(scope), scope["method"], printable(scope["path"][:200]),
+                     status[0], printable(scope.get("student") or "-"), time.monotonic() - started)
 

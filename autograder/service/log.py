@@ -1,18 +1,38 @@
 """What the service logs, on its standard error: one line per request (client, method, path
 without its query, status, the student when the token was valid, seconds), per queued and
 graded submission, and at start and stop. Never a token; control characters in a path or
-an id are escaped, so nothing a client sends can forge a line."""
+an id are escaped, and so is every character of the client's address that is not printable
+ASCII, so nothing a client sends can forge a line or act on the TA's terminal."""
 import logging
 import re
 import sys
 import time
 
 log = logging.getLogger("autograder.service")
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")   # C0, DEL and C1: what a terminal acts on
+NOT_ADDRESS = re.compile(r"[^!-~]")             # anything but printable ASCII, the space too
+MAX_CLIENT = 100                                # characters of a client kept (an address has 45 at most)
 
 
 def printable(value: str) -> str:
     return CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", value)
+
+
+def client_of(scope: dict) -> str:
+    """The request's client for the log line: its address as one word of printable ASCII
+    (``-`` when there is none). Behind a proxy on this host, uvicorn takes the client from the
+    ``X-Forwarded-For`` header, which any local user can write: every other character is
+    escaped (``\\x1b``, ``\\x20``, ``\\xff``), so it neither acts on a terminal nor splits the
+    line into fields of its own, and text that is no address shows as such."""
+    host = (scope.get("client") or (None,))[0]
+    if host is None:
+        return "-"
+    return NOT_ADDRESS.sub(lambda match: _escape(match.group()), str(host)[:MAX_CLIENT])
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def configure() -> None:

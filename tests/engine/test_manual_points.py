@@ -9,8 +9,9 @@ from typer.testing import CliRunner
 
 from autograder.cli import app
 from autograder.manual_points import ManualPointsError, Tasks, read_manual_points
+from autograder.store import OutputFolder
 
-from .lms_files import FORMULA_ID, class_results, results_folder
+from .lms_files import ASSIGNMENT, FORMULA_ID, class_results, result, results_folder
 from .test_cli_usage import CORRECT
 
 TASKS = Tasks("attention_scoring", {"cost_analysis": 2.0}, ["masked_softmax", "dot_product_attention"])
@@ -96,3 +97,27 @@ def test_no_file_means_no_points(tmp_path):
     with pytest.raises(ManualPointsError):
         (tmp_path / "manual_points.csv").write_text("")
         read_manual_points(tmp_path, TASKS)
+
+
+def test_each_row_copied_from_grades_csv_credits_its_own_student(tmp_path):
+    """Students ``=x`` and ``'=x`` were both ``'=x`` in grades.csv, and the TA's row ``'=x`` was
+    credited to ``=x``. Does each id copied from grades.csv into manual_points.csv give its points
+    to that student, in the export too, under an id of its own?"""
+    ids = ["=x", "'=x", "bob", "'bob"]
+    results = [result(sid, (1.0, 1.0)) for sid in ids]
+    out = results_folder(tmp_path / "results", results)
+    OutputFolder(out, ASSIGNMENT, "en").write_grades(results, [*TASKS.autograded, *TASKS.manual])
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        written = [row["student_id"] for row in csv.DictReader(handle)]
+    assert sorted(written) == sorted(["'=x", "''=x", "bob", "''bob"])
+    points = {"'=x": "0.5", "''=x": "1", "bob": "1.5", "''bob": "2"}
+    (out / "manual_points.csv").write_text(HEADER + "".join(f"{cell},cost_analysis,{points[cell]}\n"
+                                                            for cell in written), encoding="utf-8")
+    assert read_manual_points(out, TASKS).points == {
+        "=x": {"cost_analysis": 0.5}, "'=x": {"cost_analysis": 1.0},
+        "bob": {"cost_analysis": 1.5}, "'bob": {"cost_analysis": 2.0}}
+    done = CliRunner().invoke(app, ["export", str(out), "--format", "csv", "--output", str(tmp_path / "g.csv")])
+    assert done.exit_code == 0, done.output
+    with open(tmp_path / "g.csv", newline="", encoding="utf-8") as handle:
+        manual = {row["student_id"]: row["manual"] for row in csv.DictReader(handle)}
+    assert manual == {cell: f"{float(value)}" for cell, value in points.items()}

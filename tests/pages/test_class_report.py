@@ -1,10 +1,15 @@
 """The TA's class report (report.html and report.md) for a batch of results."""
 import csv
+import html
 import re
 
 import mistune
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from autograder.files import visible
+from autograder.ids import student_id
 from autograder.pages import write_class_report
 from autograder.pages.class_stats import summarise
 from autograder.pages.markup import say
@@ -162,3 +167,59 @@ def test_a_hostile_cell_and_id_stay_text_in_the_similar_solutions(browser, tmp_p
     with open(tmp_path / "similarity.csv", newline="") as handle:
         [row] = list(csv.reader(handle))[1:]
     assert row[0] == "masked_softmax" and set(row[1:3]) == {"'=cmd|' /C calc'!A0", samples.HOSTILE}
+
+
+# Ids that a page or a Markdown viewer showed alike (red team): a space against a line break,
+# a leading space or tab dropped, spaces merged, NEL and U+2028 shown as a space or a line break,
+# invisible characters.
+LOOKALIKES = ["a b", "a\nb", "a  b", "a\u2028b", "a\u2029b", "a\u00a0b", "a\u200bb", "a\x85b", "ab",
+              "=1+2", " =1+2", "\t=1+2", "=1+2 ", "\u3000=1+2", "\ufeff=1+2"]
+FILE_NAMES = st.binary(max_size=6).map(lambda raw: raw.decode("utf-8", "surrogateescape")) | st.text(
+    alphabet=st.sampled_from([" ", "\n", "\t", "\\", "x", "2", "0", "\u2028", "\x85", "\u00a0"]), max_size=5)
+
+
+@settings(max_examples=500, deadline=None)
+@given(FILE_NAMES, FILE_NAMES)
+def test_two_ids_never_look_alike(first, second):
+    """Is every id (made from a file name, as the grader makes them) shown as text that no other
+    id is shown as, with nothing a viewer would drop or merge: no control or invisible character,
+    and a space only alone between two others?"""
+    shown = visible(student_id(first))
+    assert all(char.isprintable() for char in shown) and shown == " ".join(shown.split(" "))
+    assert not shown.startswith(" ") and not shown.endswith(" ") and "  " not in shown
+    if first != second:
+        assert shown != visible(student_id(second))
+
+
+def _lookalike_report(tmp_path):
+    batch = [samples.submission(sid, sqrt_bug=i % 2 == 0, crashed=False) for i, sid in enumerate(LOOKALIKES)]
+    return write_class_report(batch, tmp_path, "en", samples.TASK_CHECKS)
+
+
+def test_report_md_shows_each_student_under_an_id_of_their_own(tmp_path):
+    """Did report.md show ``a b`` and ``a\\nb`` (and ``=1+2`` after a space or a tab) as one id?
+    Is each student's row of the grade table, as text and as rendered Markdown, an id of its own?"""
+    _, markdown = _lookalike_report(tmp_path)
+    text_ = markdown.read_text()
+    grades = text_.split("\n### ", 2)[1].split("\n## ", 1)[0]
+    cells = [line.split(" | ")[0].removeprefix("| ") for line in grades.splitlines() if line.startswith("| `")]
+    assert len(cells) == len(set(cells)) == len(LOOKALIKES), cells
+    rendered = mistune.create_markdown(plugins=["table"])(grades)
+    shown = [html.unescape(code) for code in re.findall(r"<tr>\s*<td>\s*<code>(.*?)</code>", rendered, re.S)]
+    assert len(set(" ".join(code.split()) for code in shown)) == len(LOOKALIKES), shown
+    assert not any(char in text_ for char in "\u2028\u2029\x85\u00a0\u200b\ufeff\u3000")
+
+
+def test_report_html_shows_each_student_under_an_id_of_their_own(browser, tmp_path):
+    """Did Chromium show ``<code>a\\nb</code>`` as ``a b``? Is each student's id in the grade
+    table, as the browser renders it, one of its own?"""
+    html_path, _ = _lookalike_report(tmp_path)
+    page = browser.new_tab()
+    page.goto(html_path.resolve().as_uri(), wait_until="load")
+    page.evaluate("() => document.querySelectorAll('details').forEach(details => { details.open = true; })")
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('details table tbody tr'))
+        .filter(row => row.cells.length == 2 && row.cells[1].innerText.startsWith('autograded'))
+        .map(row => row.cells[0].innerText)""")   # the grade table: student, grade
+    page.close()
+    assert len(shown) == len(set(shown)) == len(LOOKALIKES), shown
+    assert "a\\nb" in shown and "\\x20=1+2" in shown and "\\t=1+2" in shown
