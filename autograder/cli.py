@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
-from .console import err, out, progress, summary
+from .console import err, escaped, out, progress, summary
 from .runmarker import carry as carry_run_marker
 
 app = typer.Typer(add_completion=False, help="Autograder for the D2L attention unit.")
@@ -64,7 +63,7 @@ def grade(
         with progress(len(run.to_grade)) as (on_done, on_progress):
             status = run.execute(on_done, on_progress)
     except Exception as error:  # noqa: BLE001 - the grader's own failure, said once, here
-        err.print(f"[red]grader failure:[/red] {escape(f'{type(error).__name__}: {error}')}")
+        err.print(f"[red]grader failure:[/red] {escaped(f'{type(error).__name__}: {error}')}")
         raise typer.Exit(1) from None
     summary(run, time.monotonic() - started)
     raise typer.Exit(status)
@@ -107,7 +106,7 @@ def export(
     except ConfigError as error:
         _usage_error(error)
     for note in done.notes:
-        out.print(f"[yellow]note:[/yellow] {escape(note)}")
+        out.print(f"[yellow]note:[/yellow] {escaped(note)}")
     out.print(f"wrote {done.path}: {done.students} students with a score")
 
 
@@ -157,14 +156,14 @@ def serve(
     except KeyboardInterrupt:  # the signal uvicorn stopped for, raised again once everything ended
         raise typer.Exit(130) from None
     except Exception as error:  # noqa: BLE001 - the service's own failure, said once, here
-        err.print(f"[red]grader failure:[/red] {escape(f'{type(error).__name__}: {error}')}")
+        err.print(f"[red]grader failure:[/red] {escaped(f'{type(error).__name__}: {error}')}")
         raise typer.Exit(1) from None
 
 
 def _usage_error(error: Exception) -> None:
     """A usage error: one line per mistake on stderr, exit 2."""
     for line in str(error).splitlines():
-        err.print(f"[red]error:[/red] {escape(line)}")
+        err.print(f"[red]error:[/red] {escaped(line)}")
     raise typer.Exit(2) from None
 
 
@@ -178,7 +177,7 @@ def release(
     try:
         written = releasing.release(into=into)
     except releasing.ReleaseError as error:
-        err.print(f"[red]release failed:[/red] {escape(str(error))}")
+        err.print(f"[red]release failed:[/red] {escaped(str(error))}")
         raise typer.Exit(1) from None
     out.print(f"released {len(written)} files")
 

@@ -129,6 +129,10 @@ def _problems(run) -> None:
     if with_errors:
         out.print(f"students with errors ({len(with_errors)}): {shown(', '.join(with_errors))} "
                   f"(see their feedback in {run.folder.path / 'feedback'})", markup=False)
+    elsewhere = sorted(sid for sid, r in run.results.items() if any(w.code == "other_notebook" for w in r.warnings))
+    if elsewhere:
+        out.print(f"graded from another notebook than {run.batch.settings.spec.notebook} ({len(elsewhere)}): "
+                  f"{shown(', '.join(elsewhere))} (each result names the file graded)", markup=False)
     for note in run.folder.notes:
         out.print(f"[yellow]note:[/yellow] {escaped(note)}")
     if run.failed:

@@ -6,10 +6,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{path} is a symbolic link or another non-regular file; it was not read (hand in the notebook itself)",
         "{path} — символическая ссылка или другой необычный файл; он не читался (сдайте сам блокнот)"),
     "issue.other_notebook": (
-        "graded {name}: your folder has no {expected}, and {name} is the only notebook in it "
-        "(hand in {expected} next time)",
-        "оценён {name}: в вашей папке нет {expected}, и {name} — единственный блокнот в ней "
-        "(в следующий раз сдавайте {expected})"),
+        "graded {name}: your folder has no {expected}, and {name} is the only other notebook in it "
+        "that could be this assignment's (hand in {expected} next time)",
+        "оценён {name}: в вашей папке нет {expected}, и {name} — единственный другой блокнот в ней, "
+        "который может быть этим заданием (в следующий раз сдавайте {expected})"),
     "issue.several_notebooks": (
         "no {expected} in your folder, and several other notebooks ({names}): none was graded; "
         "hand in your work as {expected}",

@@ -157,3 +157,14 @@ def test_the_roster_is_never_overwritten(folder, tmp_path):
 def test_a_folder_that_is_not_a_results_folder_exits_2(tmp_path):
     done = export(tmp_path, "--format", "csv", "--output", tmp_path / "out.csv")
     assert done.exit_code == 2 and f"it has no {MARKER}" in done.output, done.output
+
+
+def test_the_notes_write_out_what_an_id_holds(tmp_path):
+    """An id with escape sequences and a line break (red team: ids that clear the TA's screen)
+    is named in the export's notes with them written out, never acted on by the terminal."""
+    hostile = "eve\x1b[2J\x1b]0;pwned\x07\nalice"
+    out = results_folder(tmp_path / "results", [result("ivanov", (3.0, 2.0)), result(hostile, (1.0, 1.0))])
+    done = export(out, "--format", "csv", "--output", tmp_path / "grades.csv")
+    assert done.exit_code == 0, done.output
+    assert "\x1b" not in done.output and "\x07" not in done.output
+    assert "eve\\x1b[2J\\x1b]0;pwned\\x07\\nalice" in done.output   # in the "written answers not entered" note

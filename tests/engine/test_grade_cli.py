@@ -106,7 +106,7 @@ def test_unreadable_notebook_is_scored_zero_with_the_reason(tmp_path):
 def test_notebooks_away_from_nbgraders_place_are_graded_with_a_warning_or_named_in_the_summary(tmp_path):
     """Red team: carol's notebook one folder deeper (an LMS zip) and dave's with no assignment
     folder were in no JSON, no row and no summary line. Are both graded, each result naming its
-    file with a warning, and is petrov's other assignment named as found and not graded?"""
+    file with a warning, the summary counting them, and is petrov's other assignment named as found and not graded?"""
     submitted = tmp_path / "submitted"
     placed = {"carol": "carol/carol_hw/attention_scoring/attention_scoring.ipynb",
               "dave": "dave/attention_scoring.ipynb", "petrov": "petrov/bahdanau/bahdanau.ipynb"}
@@ -120,6 +120,7 @@ def test_notebooks_away_from_nbgraders_place_are_graded_with_a_warning_or_named_
     assert "2 submissions found: 2 graded" in summary
     assert ("found and not graded (1): petrov/bahdanau: 1 notebook, none named attention_scoring.ipynb "
             "or in a folder attention_scoring/") in summary
+    assert "graded from another notebook than attention_scoring.ipynb (2): carol, dave" in summary
     for student in ("carol", "dave"):
         result = load(out, student)
         assert result["notebook"] == placed[student]
