@@ -143,8 +143,9 @@ def check_notebook(path: Path) -> None:
 
 class Uploads:
     """Where each submission's notebook lies: ``uploads/<submission id>/<the assignment's
-    notebook name>`` (the student's own file name is never used). A graded one stays there
-    for the TA; a replaced or refused one is removed."""
+    notebook name>`` (the student's own file name is never used). The student's latest graded
+    one stays there for the TA; an earlier graded one, a replaced or a refused one is removed,
+    so that a student holds at most three (graded, grading, queued) however often they hand in."""
 
     def __init__(self, root: Path, notebook: str):
         self.root, self.notebook = root, notebook

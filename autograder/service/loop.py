@@ -129,7 +129,8 @@ class GradingLoop:
             submission = Submission(row.student_id, self.uploads.path(row.id))
             written = self.outputs.write(row.id, failed_result(self.batch, submission,
                                                                f"writing its result failed: {error}"))
-        self.queue.finish(row.id, time.time())
+        for earlier in self.queue.finish(row.id, time.time()):
+            self.uploads.remove(earlier)  # its result stays in history/; a student's uploads stay bounded
         log.info("graded %s of %s: autograded %g/%g in %.2f s", row.id, printable(row.student_id),
                  written.autograded_score, written.autograded_max, seconds)
 

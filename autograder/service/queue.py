@@ -129,8 +129,14 @@ class Queue:
             self._db.execute("UPDATE submissions SET status = 'grading', started = ? WHERE id = ?", (now, found[0]))
         return Row(found[0], found[1], "grading", found[3])
 
-    def finish(self, submission_id: str, now: float) -> None:
-        self._set("UPDATE submissions SET status = 'done', finished = ? WHERE id = ?", (now, submission_id))
+    def finish(self, submission_id: str, now: float) -> list[str]:
+        """Done; returns the ids of the same student's submissions graded before it (their
+        uploads are no longer the notebook behind the student's result)."""
+        with self._lock:
+            self._db.execute("UPDATE submissions SET status = 'done', finished = ? WHERE id = ?", (now, submission_id))
+            return [i for (i,) in self._db.execute(
+                "SELECT id FROM submissions WHERE status = 'done' AND id != ? AND student_id = "
+                "(SELECT student_id FROM submissions WHERE id = ?)", (submission_id, submission_id))]
 
     def put_back(self, submission_id: str, attempts: int) -> None:
         """Queued again, with its attempts so far (a grading slot died, or the service stopped)."""

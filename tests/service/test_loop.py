@@ -51,3 +51,53 @@ def test_a_submission_the_executor_refuses_is_failed_not_left_grading(tmp_path):
     loop.stop(1.0)
     assert queue.get("a1", "s1").status == "done"
     assert slots.calls == ATTEMPTS
+
+
+class InstantSlots:
+    """An executor that grades at once (the grader's empty result): the loop's own work alone."""
+    size = 1
+
+    def __init__(self, batch):
+        self.batch = batch
+
+    def start(self) -> None:
+        pass
+
+    def submit(self, submission) -> Future:
+        from autograder.pipeline import empty_result
+        future = Future()
+        future.set_result(empty_result(self.batch, submission))
+        return future
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_student_who_hands_in_again_and_again_keeps_only_the_latest_graded_upload(tmp_path):
+    """Red team: every upload was kept whole (20 MB x 20 an hour per student, a disk filled by
+    one student's script). Once a newer submission is graded the earlier notebook goes (its
+    result stays in history/); another student's upload is never touched."""
+    config = load_config()
+    settings = RunSettings.resolve(config, "attention_scoring", None, "cpu")
+    batch = Batch(settings, config, b"", force=True)
+    queue = Queue(tmp_path / "queue.sqlite3")
+    uploads = Uploads(tmp_path / "uploads", settings.spec.notebook)
+    folder = OutputFolder(tmp_path / "out", "attention_scoring", config.language)
+    folder.check_usable()
+    loop = GradingLoop(batch, queue, InstantSlots(batch), uploads, Outputs(folder, settings))
+    loop.start()
+
+    def hand_in(submission_id: str, student: str) -> None:
+        uploads.new(submission_id).write_text("{}")
+        queue.add(submission_id, student, per_hour=100, now=time.time())
+        loop.poke()
+        deadline = time.monotonic() + 30
+        while queue.get(submission_id, student).status != "done" and time.monotonic() < deadline:
+            time.sleep(0.02)
+    hand_in("b1", "bob")
+    for n in range(1, 6):
+        hand_in(f"m{n}", "mallory")
+    loop.stop(1.0)
+    assert sorted(p.parent.name for p in (tmp_path / "uploads").glob("*/*")) == ["b1", "m5"]
+    assert sorted(p.stem for p in (tmp_path / "out" / "history" / "mallory").glob("*.json")) == \
+        ["m1", "m2", "m3", "m4", "m5"]
