@@ -13,13 +13,18 @@ from ..sandbox.protocol import data_bytes
 from .core import Kept, fail
 
 
-def excerpt(t: Tensor, limit: int = 8) -> str:
-    """The first row of the last axis, rounded: enough to see what went wrong."""
+def excerpt(t: Tensor, limit: int = 8, at: int = 0) -> str:
+    """The row of the last axis that holds flat index ``at`` (the largest difference), rounded,
+    at most ``limit`` values around it: enough to see what went wrong, where it went wrong."""
     if t.device.type == "meta":
         return f"(meta tensor of shape {tuple(t.shape)})"
-    row = t.detach().double().cpu().reshape(-1, t.shape[-1])[0] if t.dim() else t.reshape(1)
-    shown = ", ".join(f"{v:.4g}" for v in row[:limit].tolist())
-    return f"[{shown}{', ...' if row.numel() > limit else ''}]"
+    if not t.dim():
+        return f"[{t.item():.4g}]"
+    width = t.shape[-1]
+    row = t.detach().double().cpu().reshape(-1, width)[at // width] if width else t.reshape(-1)  # (width,)
+    start = max(0, min(at % width - limit // 2, width - limit)) if width else 0
+    shown = ", ".join(f"{v:.4g}" for v in row[start:start + limit].tolist())
+    return f"[{'..., ' if start else ''}{shown}{', ...' if start + limit < row.numel() else ''}]"
 
 
 def tolerance(reference32: Tensor, reference64: Tensor, dtype: torch.dtype = torch.float32) -> float:
@@ -88,7 +93,7 @@ def check_tensor(got, expected: Tensor, tol: float, what: Text, case_code: CaseC
     got_value = got.double().cpu().reshape(-1)[worst].item()
     expected_value = expected.double().cpu().reshape(-1)[worst].item()
     raise fail(text("compare.values_differ", what=what), case_code=_code(case_code),
-               expected=excerpt(expected), got=excerpt(got),
+               expected=excerpt(expected, at=worst), got=excerpt(got, at=worst),
                difference=text("compare.difference", size=_number(abs(got_value - expected_value)),
                                index=str(index), expected=_number(expected_value), got=_number(got_value),
                                tol=_number(tol)))

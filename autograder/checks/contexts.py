@@ -21,7 +21,7 @@ from ..results import Finding, text
 from ..sandbox.proxy import StudentError
 from . import attention, decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, build, expected, inputs, reference_module
-from .compare import check_tensor, tolerance
+from .compare import check_tensor, close, tolerance
 from .core import Check, CheckFailed, Context, Kept, PerStudent, raised
 from .inputs import WIDE, Case, values
 
@@ -94,11 +94,12 @@ def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | 
     return calls, _SEEN.get(student, (task.name, device), run)
 
 
-def calls_kept(student, module, calls: list) -> dict:
-    """The worker's ``calls_kept`` on ``module``, ``attention_weights`` read after each call:
-    ``{"at_call": [...], "after": [...]}``, one ``[result, {name: value}]`` per call each.
-    A reply of any other shape is the worker's failure (``ProtocolError``), never the grader's."""
-    reply = student.request("calls_kept", target=module.handle, calls=calls, read=["attention_weights"])
+def calls_kept(student, module, calls: list, grad: bool = True) -> dict:
+    """The worker's ``calls_kept`` on ``module``, ``attention_weights`` read after each call
+    (under ``torch.no_grad()`` without ``grad``): ``{"at_call": [...], "after": [...]}``, one
+    ``[result, {name: value}]`` per call each. A reply of any other shape is the worker's
+    failure (``ProtocolError``), never the grader's."""
+    reply = student.request("calls_kept", target=module.handle, calls=calls, read=["attention_weights"], grad=grad)
     if not isinstance(reply, dict) or not all(
             isinstance(reply.get(key), list) and len(reply[key]) == len(calls)
             and all(isinstance(step, list) and len(step) == 2 and isinstance(step[1], dict) for step in reply[key])
@@ -204,12 +205,20 @@ def _decoder_case(dtype=torch.float32) -> Case:
                          "tgt": f"torch.randint(0, 7, ({B}, {STEPS}), generator=torch.Generator().manual_seed(72))"})
 
 
+OTHER_SEED, OTHER_LENS = 73, [WIDE, 30]  # the other batch whose state is made, not used
+
+
 def _decoder_code(case: Case, step: int, moment: str) -> str:
-    code = (f"{case.code()}\nstate = decoder.init_state(encoder(src), enc_valid_lens)\n"
-            f"other_state = decoder.init_state(encoder(other_src), other_lens)  # made, not used here\n"
-            f"for s in range({step + 1}):  # as predict_step: one step per call, the returned state carried\n"
-            f"    logits, state = decoder(tgt[:, s:s + 1], state)\n"
-            f"    weights = decoder.attention_weights  # read after each call")
+    B, T = case.tensors["src"].shape
+    code = (f"{case.code()}\n"
+            f"other_src = torch.randint(0, 7, ({B}, {T}), generator=torch.Generator().manual_seed({OTHER_SEED}))\n"
+            f"other_lens = torch.tensor({OTHER_LENS})\n"
+            f"with torch.no_grad():  # as predict_step runs\n"
+            f"    state = decoder.init_state(encoder(src), enc_valid_lens)\n"
+            f"    other_state = decoder.init_state(encoder(other_src), other_lens)  # made, not used here\n"
+            f"    for s in range({step + 1}):  # one step per call, the returned state carried\n"
+            f"        logits, state = decoder(tgt[:, s:s + 1], state)\n"
+            f"        weights = decoder.attention_weights  # read after each call")
     return code + (f"\n# ...read again after step {STEPS - 1}" if moment == "later" and step < STEPS - 1 else "")
 
 
@@ -226,7 +235,7 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
         calls += [[False, [tgt[:, s:s + 1], {"result_of": FIRST_STEP + s - 1 if s else 0, "item": 1 if s else None}]]
                   for s in range(STEPS)]
         try:
-            reply = calls_kept(student, module, calls)
+            reply = calls_kept(student, module, calls, grad=False)  # predict_step is @torch.no_grad()
         except StudentError as error:
             reply = error
         return enc_outputs, reference, reply
@@ -236,34 +245,37 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
 def _other_sentence(task, case: Case, device: str) -> list:
     """Another batch's (encoder outputs, lengths), as ``init_state`` takes them."""
     encoder = decoders.references(task, case)[0]
-    src = torch.randint(0, 7, case.tensors["src"].shape, generator=torch.Generator().manual_seed(73))
+    src = torch.randint(0, 7, case.tensors["src"].shape, generator=torch.Generator().manual_seed(OTHER_SEED))
     with torch.no_grad():
         outputs = encoder(src)
-    return [decoders.map_tensors(outputs, lambda t: t.to(device)), torch.tensor([WIDE, 30], device=device)]
+    return [decoders.map_tensors(outputs, lambda t: t.to(device)), torch.tensor(OTHER_LENS, device=device)]
 
 
 def judge_predict_step(student, task, device: str, weights: bool) -> None:
-    """Each step's attention_weights (a list of one (B, 1, T) tensor) when the decoder runs as
-    ``predict_step`` runs it, as the call left them and after the last step, against the
-    reference decoder's; or each step's logits against the student's own decoding of the whole
-    target at once (the property of the step-by-step check: wrong logits are the logits
-    check's to charge, not this one's)."""
+    """Each step's logits when the decoder runs as ``predict_step`` runs it against the
+    student's own decoding of the whole target at once (the property of the step-by-step
+    check: wrong logits are the logits check's to charge, not this one's); or each step's
+    attention_weights (a list of one (B, 1, T) tensor), as the call left them and after the
+    last step, against the reference decoder's, at the steps that began from a state carried
+    right (a state carried wrong is the step-by-step check's to charge, not this one's)."""
     case, enc_outputs, reference, reply = _predicted(student, task, device)
     if isinstance(reply, StudentError):
-        raise CheckFailed(raised(reply, _decoder_code(case, 0, "now"))) from None
+        if weights and reply.type_name != "ProtocolError":
+            return  # the decoder raises as predict_step calls it: the step-by-step check charges that
+        raise CheckFailed(raised(reply, _decoder_code(case, 0, "now"))) from None  # or a malformed reply
     if weights:
         steps = decoders.reference_steps(reference, case, enc_outputs)  # S x (B, 1, T)
+        judged = _carried_right(student, task, case, device, reply)
     else:
-        whole = _teacher_forced(student, task, case, device)  # (B, S, V), the student's own
-    for step in range(STEPS):
+        whole, judged = _teacher_forced(student, task, case, device), STEPS  # (B, S, V), the student's own
+    for step in range(judged):
         for moment, key in (("now", "at_call"), ("later", "after")):
             result, attributes = reply[key][FIRST_STEP + step]
             code = _decoder_code(case, step, moment)
             what = text("context.predict_step", step=step, moment=text(f"context.{moment}"), steps=WIDE,
                         what=text("decoder.step_weights", step=step) if weights else text("decoder.step_logits"))
             if not weights:
-                got = result[0] if isinstance(result, (tuple, list)) and len(result) == 2 else result
-                check_tensor(got, whole[:, step:step + 1], decoders.STEP_TOLERANCE, what,
+                check_tensor(_step_logits(result), whole[:, step:step + 1], decoders.STEP_TOLERANCE, what,
                              code + f"\n# expected: your decoder's logits of the whole target at once, step {step}",
                              "(B, 1, V)")
                 continue
@@ -274,6 +286,24 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
                                           got=f"{len(got)} tensors" if isinstance(got, (list, tuple))
                                           else type(got).__name__))
             check_tensor(got[0], steps[step], 1e-5, what, code, "(B, 1, T)")
+
+
+def _step_logits(result):
+    return result[0] if isinstance(result, (tuple, list)) and len(result) == 2 else result
+
+
+def _carried_right(student, task, case: Case, device: str, reply: dict) -> int:
+    """How many first steps of the predict_step decoding began from a right state: those whose
+    logits, as the call returned them, equal the student's own decoding of the whole target."""
+    try:
+        whole = _teacher_forced(student, task, case, device)  # (B, S, V)
+    except CheckFailed:  # no whole decoding to hold the steps to: the logits checks charge that
+        return 0
+    for step in range(STEPS):
+        if not close(_step_logits(reply["at_call"][FIRST_STEP + step][0]), whole[:, step:step + 1],
+                     decoders.STEP_TOLERANCE):
+            return step
+    return STEPS
 
 
 def _teacher_forced(student, task, case: Case, device: str) -> torch.Tensor:

@@ -204,7 +204,7 @@ class Runner:
                          func(*args, **kwargs))
         return [first, func(*args, **kwargs)]
 
-    def op_calls_kept(self, target, calls: list, read: list[str]) -> dict:
+    def op_calls_kept(self, target, calls: list, read: list[str], grad: bool = True) -> dict:
         """Calls on one module in turn, as the book's own code makes them: each ``[train, args]``
         sets the mode, then calls (an argument ``{"permute": dims, "of": tensor}`` is that
         tensor permuted: non-contiguous, as the decoders pass ``enc_outputs.permute(1, 0, 2)``).
@@ -216,19 +216,21 @@ class Runner:
         Returns each call's result and attributes ``read`` twice: copied as the call left them
         (``at_call``), and as they stand after the last call (``after``, not copied), so what a
         later call changed in an earlier result (a returned view of a buffer, a list cleared
-        in place) comes back changed. The grader compares both with its own computation."""
+        in place) comes back changed. The grader compares both with its own computation.
+        Without ``grad`` the calls run under ``torch.no_grad()``, as ``predict_step`` runs them."""
         module = self._target(target)
         at_call, after, results, given = [], [], [], []
-        for train, args, *method in calls:
-            module.train(bool(train))
-            func = getattr(module, method[0]) if method and method[0] else module
-            given.append([self._argument(a, results, given) for a in args])
-            result = func(*given[-1])
-            results.append(result)
-            attributes = {name: getattr(module, name, None) for name in read}
-            after.append([result, attributes])
-            at_call.append(tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
-                                    [result, attributes]))
+        with torch.set_grad_enabled(bool(grad)):
+            for train, args, *method in calls:
+                module.train(bool(train))
+                func = getattr(module, method[0]) if method and method[0] else module
+                given.append([self._argument(a, results, given) for a in args])
+                result = func(*given[-1])
+                results.append(result)
+                attributes = {name: getattr(module, name, None) for name in read}
+                after.append([result, attributes])
+                at_call.append(tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
+                                        [result, attributes]))
         return {"at_call": at_call, "after": after}
 
     def _argument(self, value, results: list, given: list):

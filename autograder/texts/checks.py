@@ -103,9 +103,9 @@ _WHAT = {
         "float64, с enc_valid_lens и без)"),
     "what.decoder.attention weights per step match the reference": (
         "attention_weights holds one (B, 1, T) tensor per step, each equal to the reference's weights at "
-        "that step after the whole target ran",
+        "that step, after the whole target ran and when decoding one step per call",
         "attention_weights хранит по тензору (B, 1, T) на шаг, и каждый равен весам внимания эталона на "
-        "этом шаге после декодирования всей цели"),
+        "этом шаге, после декодирования всей цели и при декодировании по шагу за вызов"),
     "what.decoder.step by step equals teacher forcing": (
         "decoding one step at a time with the carried state equals decoding the whole target",
         "пошаговое декодирование с передачей состояния совпадает с декодированием всей цели сразу"),
@@ -154,11 +154,6 @@ _PROBLEMS = {
     "tensor.stored_weights": ("attention_weights", "attention_weights"),
     "tensor.logits": ("decoder logits", "логиты декодировщика"),
     "softmax.row_sums": ("weight on the valid keys of each row", "сумма весов по допустимым ключам строки"),
-    "softmax.not_weights": (
-        "the output is not a set of attention weights: each row with a valid key must be >= 0 and sum to 1",
-        "результат не является весами внимания: каждая строка с допустимым ключом должна быть >= 0 "
-        "и давать в сумме 1"),
-    "softmax.softmax_rows": ("rows of a softmax (each sums to 1)", "строки софтмакса (сумма каждой равна 1)"),
     "softmax.beyond_lens": ("weights beyond valid_lens", "веса за пределами valid_lens"),
     "softmax.not_finite": ("a row with valid length 0 is not finite (NaN or inf)",
                            "строка с допустимой длиной 0 содержит NaN или inf"),
@@ -256,8 +251,10 @@ _PROBLEMS = {
     "decoder.eval_dropout": ("logits in eval mode with dropout > 0 (expected: your logits without dropout)",
                              "логиты в режиме eval при dropout > 0 (ожидались ваши логиты без dropout)"),
     "decoder.second_call": (
-        "logits decoded again from the same state (forward must not write into the state it is given)",
-        "логиты повторного декодирования из того же состояния (forward не должен менять переданное состояние)"),
+        "logits decoded again from the same state (forward must not write into the state it is given, "
+        "nor read a state of its own kept on the module between calls)",
+        "логиты повторного декодирования из того же состояния (forward не должен ни менять переданное "
+        "состояние, ни читать своё, хранимое в модуле между вызовами)"),
     "decoder.new_hidden": ("the new hidden state", "новое скрытое состояние"),
     "decoder.weights_per_step": ("attention_weights must list one tensor per decoding step ({steps})",
                                  "attention_weights должен содержать по тензору на каждый шаг декодирования ({steps})"),

@@ -75,3 +75,32 @@ def test_a_parameter_of_another_shape_is_named_with_both_shapes():
     assert check.finding.expected != check.finding.got and check.finding.got.startswith("(")
     assert "W_q" in check_message(check, Say("en")) or "W_k" in check_message(check, Say("en"))
     assert "другой формы" in check_message(check, Say("ru"))
+
+
+def test_a_mistake_is_named_only_where_the_probes_confirm_it():
+    """Blind corpus 5: one max for the whole batch underflows whole rows to zero; on a failing
+    example with one key that looks like softmax over the queries, but on the fixed probes
+    its output is right. Is no mistake named?"""
+    result = grade(mutant("masked_softmax-one_max_for_the_whole_batch"))
+    findings = [c.finding for c in result.checks if not c.passed]
+    assert findings and all(f.mistake is None for f in findings), [f.mistake for f in findings]
+
+
+def test_expected_and_got_show_the_values_around_the_largest_difference():
+    """Blind corpus 5: expected and got showed the first values of the first row, the same on
+    both sides, while the difference was at step 1 (or key 286 of 300). Do they show the row
+    and the keys around the largest difference?"""
+    import pytest
+    import torch
+
+    from autograder.checks.compare import check_tensor
+    from autograder.checks.core import CheckFailed
+    from autograder.results import text
+    expected = torch.arange(2 * 3 * 300, dtype=torch.float64).reshape(2, 3, 300)
+    got = expected.clone()
+    got[1, 2, 286] += 5
+    with pytest.raises(CheckFailed) as failed:
+        check_tensor(got, expected, 1e-6, text("tensor.output"), "x = ...")
+    finding = failed.value.finding
+    assert finding.expected.startswith("[..., ") and "1786" in finding.expected and "1791" not in finding.expected
+    assert "1786" not in finding.got and "1791" in finding.got  # 1786 + 5 at key 286

@@ -1,6 +1,6 @@
 """The checks in the book's contexts read what the worker's ``calls_kept`` returns: a worker
 the student has rewritten may answer anything. A forged reply fails that student's checks as
-their worker's failure; it never becomes the grader's error, and it never passes."""
+their worker's failure; it never becomes the grader's error, and a malformed one never passes."""
 import pytest
 import torch
 
@@ -45,5 +45,10 @@ def test_a_forged_reply_fails_the_students_checks_not_the_grader(task_id, checks
     assert "error" not in runner.handle({"op": "exec", "args": {"label": task_id, "source": correct.source}})
     result = grade_task(forging(runner, FORGED[kind]), settings(ASSIGNMENT_OF[task_id]), task_id).result
     failed = {c.name: c.finding.problem.id for c in result.checks if not c.passed}
+    if kind == "right_shape_wrong_values" and task_id == "seq2seq_attention_decoder":
+        # well-formed: its step logits are wrong, so no step began from a state carried right,
+        # and the per-step weights are judged on the drawn examples alone (as a decoder that
+        # carries its state wrong is: the step-by-step check charges it once)
+        checks = {"step by step equals teacher forcing"}
     assert set(failed) == checks, failed
     assert "check.grader_error" not in failed.values(), failed

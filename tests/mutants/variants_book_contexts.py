@@ -412,3 +412,52 @@ class DotAttentionDecoder(Seq2SeqAttentionDecoder):
         super().__init__(vocab_size, embed_size, num_hiddens, num_layers, dropout)
         self.attention = DotProductAttention(dropout)
 ''', correct=True)]
+
+# Found by blind corpus 5: one mistake charged by checks whose property it keeps (weights that
+# do not sum to one, a state carried wrong), and a logits buffer that only no_grad shows.
+_SOFTMAX_NOT_RENORMALISED = '''
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens  # (B, 1) or (B, Q)
+    keep = torch.arange(X.shape[-1], device=X.device) < lens[..., None]  # (B, 1 or Q, K)
+    return torch.softmax(X, dim=-1) * keep  # zeroed after the softmax, not renormalised
+'''
+_SOFTMAX_ONE_MAX = '''
+def masked_softmax(X, valid_lens):
+    keep = torch.ones_like(X, dtype=torch.bool)
+    if valid_lens is not None:
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens  # (B, 1) or (B, Q)
+        keep = torch.arange(X.shape[-1], device=X.device) < lens[..., None]  # (B, 1 or Q, K)
+    e = torch.exp(X - X.max()) * keep  # one max for the whole batch: far rows underflow to 0
+    total = e.sum(-1, keepdim=True)
+    return torch.where(total > 0, e / total.clamp_min(1e-30), torch.zeros_like(e))
+'''
+ROWS_AND_VALUES = ("rows sum to one over valid keys", "matches the reference with 1-D valid_lens",
+                   "matches the reference with 2-D valid_lens")
+MUTANTS += [
+    Mutant(SOFTMAX, "softmax_then_mask_not_renormalised", _SOFTMAX_NOT_RENORMALISED, correct=False,
+           fails_only=ROWS_AND_VALUES),
+    Mutant(SOFTMAX, "one_max_for_the_whole_batch", _SOFTMAX_ONE_MAX, correct=False,
+           fails_only=(*ROWS_AND_VALUES, "plain softmax when valid_lens is None", "lengths above K mean all valid")),
+    Mutant(LSTM, "returns_its_initial_state", _cell(LSTM, _loop(
+        query="hidden_state[0][-1].unsqueeze(1)", start="\n        initial = hidden_state",
+        returned="(enc_outputs, initial, enc_valid_lens)")), correct=False,
+           fails_only=("step by step equals teacher forcing",)),
+    Mutant(SEQ, "state_kept_on_self", _cell(SEQ, INIT_STATE.replace(
+        "        return outputs.permute(1, 0, 2), hidden_state, enc_valid_lens",
+        "        self._state = [outputs.permute(1, 0, 2), hidden_state, enc_valid_lens]  # the decoder remembers\n"
+        "        return self._state") + _loop(returned="self._state", start="\n        hidden_state = self._state[1]")
+        .split(INIT_STATE)[1].replace("        return outputs.permute(1, 0, 2), self._state",
+                                      "        self._state = [enc_outputs, hidden_state, enc_valid_lens]\n"
+                                      "        return outputs.permute(1, 0, 2), self._state")), correct=False,
+           fails_only=("step by step equals teacher forcing", "deterministic in eval mode")),
+    Mutant(SEQ, "logits_buffer_returned_without_grad", _cell(SEQ, _loop().replace(
+        "        return outputs.permute(1, 0, 2), (enc_outputs",
+        "        if not outputs.requires_grad:  # decoding for prediction: one buffer for every call\n"
+        "            if getattr(self, '_logits', None) is None or self._logits.shape != outputs.shape:\n"
+        "                self._logits = torch.empty_like(outputs)\n"
+        "            outputs = self._logits.copy_(outputs)\n"
+        "        return outputs.permute(1, 0, 2), (enc_outputs")), correct=False,
+           fails_only=("step by step equals teacher forcing",)),
+]
