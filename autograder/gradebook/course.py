@@ -104,7 +104,10 @@ class NbgraderCourse:
 
     def manual_scores(self, assignment: str, tasks: Iterable[str]) -> dict[str, dict[str, float]]:
         """The written answers' points the gradebook holds, per student and task: the TA's from
-        formgrader, or nbgrader's 0 for an untouched answer; an answer waiting for the TA is absent."""
+        formgrader, or nbgrader's 0 for an untouched answer; an answer waiting for the TA is absent.
+        The TA's points count though nbgrader flags them for review again after every autograde
+        (its SaveAutoGrades does, for any grade with a manual score), as ``nbgrader export``
+        counts them: a regrade never hides them."""
         wanted, found = set(tasks), {}
         with self._gradebook() as gradebook:
             try:
@@ -114,7 +117,8 @@ class NbgraderCourse:
             for submission in submissions:
                 grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
                 for grade in grades:
-                    if grade.name in wanted and not grade.needs_manual_grade and grade.score is not None:
+                    entered = grade.manual_score is not None or not grade.needs_manual_grade
+                    if grade.name in wanted and entered and grade.score is not None:
                         found.setdefault(submission.student.id, {})[grade.name] = float(grade.score)
         return found
 

@@ -33,12 +33,21 @@ def test_export_takes_formgraders_points_and_the_file_over_them(course, tmp_path
             grade.manual_score, grade.needs_manual_grade = points, False
         gradebook.db.commit()
     (out / "manual_points.csv").write_text(f"student_id,task,points\ncorrected,{MANUAL_TASK},2\n")
+    expected = {"graded": "1.5", "left_blank": "0.0", "waiting": "", "corrected": "2.0"}
+    assert exported(out, tmp_path) == expected
+    # red team 3: a regrade (--force, grader.yml edited, a new grader) records again, and nbgrader
+    # flags the TA's grade for review again; its points still count, as nbgrader export counts them
+    for student in ("graded", "corrected"):
+        nbgrader_course.record(result(student, {"masked_softmax": 0.5}), hand_in(course, student, answered=True))
+    assert exported(out, tmp_path) == expected
+
+
+def exported(out, tmp_path) -> dict[str, str]:
     done = CliRunner().invoke(app, ["export", str(out), "--format", "csv", "--output", str(tmp_path / "lms.csv")])
     assert done.exit_code == 0, done.output
-    with open(tmp_path / "lms.csv", newline="") as handle:
-        manual = {row["student_id"]: row["manual"] for row in csv.DictReader(handle)}
-    assert manual == {"graded": "1.5", "left_blank": "0.0", "waiting": "", "corrected": "2.0"}
     assert "written answers not entered for 1 of 4 students" in done.output and "waiting" in done.output
+    with open(tmp_path / "lms.csv", newline="") as handle:
+        return {row["student_id"]: row["manual"] for row in csv.DictReader(handle)}
 
 
 def test_a_course_that_moved_away_is_one_line(tmp_path):
