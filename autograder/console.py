@@ -81,11 +81,15 @@ def summary(run, seconds: float) -> None:
 def _task_table(run, seconds: float) -> None:
     """Per task: how many students got every point, and the mean (written answers: the TA's)."""
     results = list(run.results.values())
-    parts = [f"{len(run.results) - len(run.reused) - len(run.kept)} graded",
+    parts = [f"{len(run.results) - len(run.reused) - len(run.kept) - len(run.earlier)} graded",
              f"{len(run.reused)} unchanged and reused"]
     if run.kept:
         parts.append(f"{len(run.kept)} kept from earlier runs (not selected by --student)")
-    table = Table(title=f"{len(run.submissions)} submissions found: {', '.join(parts)}, in {seconds:.1f} s")
+    title = f"{len(run.submissions)} submissions found: {', '.join(parts)}, in {seconds:.1f} s"
+    if run.earlier:
+        title += (f"; {len(run.earlier)} more results in the folder, from earlier runs, are listed as they are "
+                  f"(not under these paths{', or not reached before the stop' if run.stopped_by is not None else ''})")
+    table = Table(title=title)
     table.add_column("task")
     table.add_column("students with every point", justify="right")
     table.add_column("mean points", justify="right")
@@ -141,8 +145,9 @@ def _problems(run) -> None:
     if run.stopped_by is not None:
         out.print(f"[yellow]stopped by {signal_name(128 + run.stopped_by)}:[/yellow] "
                   f"{len(run.to_grade) - len(run.missing)} of {len(run.to_grade)} graded and kept in "
-                  f"{escaped(str(run.folder.path))}; run the same command again to grade the other "
-                  f"{len(run.missing)}")
+                  f"{escaped(str(run.folder.path))}; run the same command again"
+                  f"{' without --force' if run.batch.force else ''} to grade the other {len(run.missing)}"
+                  f"{' (their earlier results are listed until then)' if run.earlier else ''}")
 
 
 def _where_things_are(run) -> None:

@@ -61,6 +61,8 @@ class GradeRun:
     results: dict[str, SubmissionResult] = field(default_factory=dict)
     reused: set[str] = field(default_factory=set)
     kept: set[str] = field(default_factory=set)   # not selected: their stored results, as they are
+    earlier: set[str] = field(default_factory=set)   # results in DIR this run did not grade (not under
+    #                                                  its PATHs, or stopped before): kept in grades.csv
     stopped_by: int | None = None
     report: Path | None = None
     report_failed: bool = False
@@ -138,6 +140,7 @@ class GradeRun:
         that cannot be written is a note (grades.csv and every result are written already)."""
         if self.manual is not None:
             self.folder.notes += self.manual.unknown_students(lambda sid: self.folder.result_path(sid).is_file())
+        self._add_earlier_results()
         results, entered = list(self.results.values()), self._entered()
         self.totals = [total_of(result, entered) for result in results]
         self.folder.write_grades(results, list(self.batch.settings.spec.tasks), entered)
@@ -147,6 +150,15 @@ class GradeRun:
         except Exception as error:  # noqa: BLE001 - a failure here loses nothing already written
             self.report_failed = True
             self.folder.notes.append(f"the class report could not be written: {type(error).__name__}: {error}")
+
+    def _add_earlier_results(self) -> None:
+        """Every other result DIR holds, as stored: a student not under this run's PATHs (one
+        resubmitted notebook graded into the class's folder), or not regraded before a stop.
+        grades.csv and the report list the whole folder, never only what this run touched."""
+        for result in self.folder.load_all():
+            if result.student_id not in self.results:
+                self.results[result.student_id] = result
+                self.earlier.add(result.student_id)
 
     def _entered(self) -> dict[str, dict[str, float]]:
         """The written answers' points known now: the course's gradebook, manual_points.csv over it."""
@@ -177,7 +189,8 @@ class GradeRun:
     @property
     def failed(self) -> list[str]:
         """Students on whom the grader itself failed (their results say so)."""
-        return [sid for sid, r in self.results.items() if any(e.code == "grader_failed" for e in r.errors)]
+        return [sid for sid, r in self.results.items()
+                if sid not in self.earlier and any(e.code == "grader_failed" for e in r.errors)]
 
     @property
     def to_grade(self) -> list[Submission]:
@@ -186,7 +199,7 @@ class GradeRun:
 
     @property
     def missing(self) -> list[str]:
-        return [s.student_id for s in self.to_grade if s.student_id not in self.results]
+        return [s.student_id for s in self.to_grade if s.student_id not in self.results or s.student_id in self.earlier]
 
     def _cached(self, submission: Submission) -> SubmissionResult | None:
         if self.batch.force:

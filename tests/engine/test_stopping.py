@@ -139,3 +139,31 @@ def test_a_killed_grader_leaves_nothing_and_marks_its_processes_itself(batch, tm
     grader.wait(timeout=60)
     left = left_after(marker, seen, GONE_WITHIN_S)
     assert left == {}, f"left running after kill -9: {left}"
+
+
+def test_a_regrade_stopped_midway_lists_the_whole_class(batch, tmp_path):
+    """Red team 3 and a TA's trial: Ctrl-C during a --force regrade rewrote grades.csv with the
+    students regraded so far (24 became 4). Does grades.csv still hold every student, the ones
+    not reached with their earlier results, and does the summary say to resume without --force?"""
+    out, log = tmp_path / "out", tmp_path / "log.txt"
+    first = subprocess.run(command(batch, out), capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr[-3000:]
+    with (out / "grades.csv").open() as handle:
+        before = handle.read().splitlines()
+    stamps, marker = mtimes(out), new_marker("regrade")
+    env = {**{k: v for k, v in os.environ.items() if k != RUN_MARKER}, RUN_MARKER: marker}
+    with log.open("w") as output:
+        grader = subprocess.Popen([*command(batch, out), "--force"], env=env, start_new_session=True,
+                                  stdout=output, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 600
+    while mtimes(out) == stamps and time.monotonic() < deadline and grader.poll() is None:
+        time.sleep(0.05)
+    os.killpg(grader.pid, signal.SIGINT)
+    assert grader.wait(timeout=120) == 128 + signal.SIGINT, log.read_text()[-3000:]
+    regraded = {sid for sid, stamp in mtimes(out).items() if stamp != stamps[sid]}
+    assert 0 < len(regraded) < BATCH, "it stopped mid-batch"
+    with (out / "grades.csv").open() as handle:
+        assert handle.read().splitlines() == before  # the same notebooks: the same rows, all of them
+    said = " ".join(log.read_text().split())
+    assert "run the same command again without --force" in said, said
+    assert f"{BATCH - len(regraded)} more results in the folder, from earlier runs" in said, said

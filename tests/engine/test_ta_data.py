@@ -119,3 +119,17 @@ def test_a_missing_config_file_names_the_flag_that_gave_it(tmp_path):
                      "--config", tmp_path / "nope.yml")
     assert run.returncode == 2
     assert "--config" in run.stderr and "nope.yml" in run.stderr and "pass --config PATH" not in run.stderr
+
+
+def test_one_notebook_graded_into_the_class_folder_keeps_every_other_row(graded):
+    """A TA's trial: a resubmitted notebook graded by its path into the class's folder cut
+    grades.csv and the report down to that one student. Are the others listed as stored?"""
+    inbox, out, _ = graded
+    before = rows(out)
+    run = autograder("grade", inbox / "group2" / "petrova.ipynb", "--assignment", "attention_scoring",
+                     "--output", out, "--force")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert rows(out) == before
+    summary = " ".join(run.stdout.split())
+    assert "1 graded" in summary and "5 more results in the folder, from earlier runs" in summary, summary
+    assert "6 submissions" in (out / "report.md").read_text(encoding="utf-8")
