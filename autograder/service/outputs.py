@@ -13,10 +13,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..config import ConfigError
+from ..gradebook import CourseError, entered_points
 from ..grading import RunSettings
+from ..manual_points import Tasks, read_manual_points
 from ..pages import write_class_report
 from ..results import SubmissionResult
 from ..store import OutputFolder
+from .log import log
 
 REPORT_EVERY_S = 60.0  # the class report is drawn at most this often while results come in
 
@@ -42,7 +46,19 @@ class Outputs:
     def write_grades(self) -> None:
         """grades.csv of every latest result (at start too: a batch may have left fewer rows)."""
         if self.latest:
-            self.folder.write_grades(list(self.latest.values()), list(self.settings.spec.tasks))
+            self.folder.write_grades(list(self.latest.values()), list(self.settings.spec.tasks), self._entered())
+
+    def _entered(self) -> dict[str, dict[str, float]]:
+        """The written answers' points known now, read at each writing (the TA may enter them in
+        manual_points.csv or formgrader while the service runs), as the batch reads them."""
+        tasks = Tasks.of(self.settings.assignment, self.settings.spec)
+        try:
+            manual = read_manual_points(self.folder.path, tasks)
+            return entered_points(self.folder.path, self.settings.assignment, list(tasks.manual), manual.points)
+        except (ConfigError, CourseError) as error:
+            log.warning("the written answers' points could not be read, so grades.csv and the report show "
+                        "none: %s", str(error).splitlines()[0])
+            return {}
 
     def kept(self, student_id: str, submission_id: str, suffix: str = ".json") -> Path:
         return self.folder.kept_path(student_id, submission_id, suffix)
@@ -56,7 +72,7 @@ class Outputs:
                 return None
             self._report_at = now
             return write_class_report(list(self.latest.values()), self.folder.path, self.folder.language,
-                                      self.settings.task_checks)[0]
+                                      self.settings.task_checks, self._entered())[0]
 
 
 def _stored(folder: OutputFolder) -> dict[str, SubmissionResult]:

@@ -101,3 +101,26 @@ def test_a_student_who_hands_in_again_and_again_keeps_only_the_latest_graded_upl
     assert sorted(p.parent.name for p in (tmp_path / "uploads").glob("*/*")) == ["b1", "m5"]
     assert sorted(p.stem for p in (tmp_path / "out" / "history" / "mallory").glob("*.json")) == \
         ["m1", "m2", "m3", "m4", "m5"]
+
+
+def test_the_services_grades_and_report_carry_the_written_answers_points(tmp_path):
+    """A TA's trial: while the service wrote into a folder, grades.csv and the report dropped
+    the points of manual_points.csv (the export still had them). Read at each writing?"""
+    import csv
+
+    from autograder.pipeline import empty_result
+    from autograder.submissions import Submission
+    config = load_config()
+    settings = RunSettings.resolve(config, "attention_scoring", None, "cpu")
+    batch = Batch(settings, config, b"", force=True)
+    folder = OutputFolder(tmp_path / "out", "attention_scoring", config.language)
+    folder.check_usable()
+    [written] = [t for t in settings.spec.tasks if settings.spec.is_manual(t)]
+    outputs = Outputs(folder, settings)
+    (folder.path / "manual_points.csv").write_text(f"student_id,task,points\nivanov,{written},1.5\n")
+    outputs.write("a1", empty_result(batch, Submission("ivanov", tmp_path / "ivanov.ipynb")))
+    with (folder.path / "grades.csv").open() as handle:
+        [row] = list(csv.DictReader(handle))
+    assert row["student_id"] == "ivanov" and row[written] == "1.5"
+    outputs.report()
+    assert "1.5" in (folder.path / "report.md").read_text(encoding="utf-8")
