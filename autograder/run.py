@@ -98,13 +98,15 @@ class GradeRun:
     def _pending(self, on_done) -> list[Submission]:
         """The submissions to grade; the others' results (unchanged, or not selected) are taken
         as stored."""
-        pending = []
+        pending, outdated = [], []
         for submission in self.submissions:
             if self.selected is not None and submission.student_id not in self.selected:
                 stored = self.folder.load(submission.student_id)
                 if stored is not None:
                     self.results[submission.student_id] = stored
                     self.kept.add(submission.student_id)
+                    if not self._current(submission, stored):
+                        outdated.append(submission.student_id)
                 continue
             cached = self._cached(submission)
             if cached is None:
@@ -115,6 +117,12 @@ class GradeRun:
             if self.nbgrader is not None and not self.nbgrader.recorded(submission.path):
                 self._record(submission, cached)  # e.g. autograded/ was deleted since
             on_done(cached, True)
+        if outdated:
+            shown = ", ".join(sorted(outdated)[:20]) + (f" and {len(outdated) - 20} more" if len(outdated) > 20 else "")
+            self.folder.notes.append(
+                f"{len(outdated)} results kept as they are (not selected by --student) were graded from another "
+                f"notebook, grader.yml, seed or grader version than this run would use: {shown}; run without "
+                "--student to grade them again")
         return pending
 
     def _keep(self, submission: Submission, result: SubmissionResult) -> SubmissionResult:
@@ -205,10 +213,15 @@ class GradeRun:
         if self.batch.force:
             return None
         stored = self.folder.load(submission.student_id)
-        if stored is None or not stored.fingerprint:
-            return None
+        return stored if stored is not None and self._current(submission, stored) else None
+
+    def _current(self, submission: Submission, stored: SubmissionResult) -> bool:
+        """Whether ``stored`` is this run's grade of ``submission``: the same notebook, source,
+        grader.yml, seed and grader version."""
+        if not stored.fingerprint:
+            return False
         data, _ = read_submission(submission, self.batch.config.max_notebook_mb << 20)
-        return stored if stored.fingerprint == self.batch.fingerprint(data) else None
+        return stored.fingerprint == self.batch.fingerprint(data)
 
 
 def _import_drawing() -> None:

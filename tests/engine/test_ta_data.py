@@ -100,6 +100,22 @@ def test_regrading_one_student_keeps_every_other_row(graded):
     assert rows(out) == before
     assert "1 graded" in run.stdout and "5 kept from earlier runs" in run.stdout
     assert "6 submissions" in (out / "report.md").read_text(encoding="utf-8")
+    assert "graded from another notebook, grader.yml" not in run.stdout  # the others are this run's grades
+
+
+def test_regrading_one_student_with_another_seed_names_the_results_kept_from_the_old_one(graded, tmp_path):
+    """A TA's trial: --student with another seed (or grader.yml, or grader) kept the others'
+    results of the old one with no note, so one grades.csv mixed two gradings. Named now?"""
+    inbox, out, _ = graded
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    run = autograder("grade", inbox, "--assignment", "attention_scoring", "--output", copy,
+                     "--student", "petrova", "--seed", "7")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    said = " ".join(run.stdout.split())
+    assert "5 results kept as they are (not selected by --student) were graded from another notebook, grader.yml, " \
+           "seed or grader version than this run would use" in said, said
+    assert "run without --student to grade them again" in said
 
 
 def test_show_prints_one_students_scores_errors_and_page(graded):
