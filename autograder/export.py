@@ -121,7 +121,7 @@ def _content(options: ExportOptions, assignment: str, totals: list[Total],
         content = lms.canvas_file(roster, _canvas_column(roster, options.column, assignment), matching, scores)
     else:
         content = lms.moodle_file(roster.header[key].strip(), options.column or assignment,
-                                  [(sid, scores.get(sid, "")) for sid in matching.by_row.values()])
+                                  [(sid, scores.get(sid, "")) for sid in matching.by_row.values()], exact=True)
     written = sum(1 for sid in matching.by_row.values() if sid in scores)
     return content, written, _matching_notes(roster, key, matching)
 

@@ -119,10 +119,12 @@ def canvas_file(roster: Roster, column: int, matching: Matching, scores: dict[st
     return _written(rows, roster.bom, roster.newline)
 
 
-def moodle_file(identity: str, grade_column: str, rows: list[tuple[str, str]]) -> str:
-    """Moodle's grade-import CSV: the identity column and one grade column."""
-    return _written([[identity, grade_column], *([spreadsheet_safe(clean_text(sid)), cell] for sid, cell in rows)],
-                    False, "\n")
+def moodle_file(identity: str, grade_column: str, rows: list[tuple[str, str]], exact: bool = False) -> str:
+    """Moodle's grade-import CSV: the identity column and one grade column. Moodle matches the
+    identity exactly, so with ``exact`` (values from Moodle's own roster) it is written as it
+    is, a leading ``-`` too; otherwise (ids from file names) formula-safe."""
+    ids = [clean_text(sid) if exact else spreadsheet_safe(clean_text(sid)) for sid, _ in rows]
+    return _written([[identity, grade_column], *([sid, cell] for sid, (_, cell) in zip(ids, rows))], False, "\n")
 
 
 def _kept(cell: str) -> str:

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from autograder.cli import app
 from autograder.store import MARKER
 
-from .lms_files import (ASSIGNMENT, CANVAS_HEADER, COMMA_ID, FORMULA_ID, canvas_roster, class_results,
-                        moodle_roster, result, results_folder)
+from .lms_files import (ASSIGNMENT, CANVAS_HEADER, COMMA_ID, FORMULA_ID, MOODLE_EXPORT, canvas_roster,
+                        class_results, moodle_roster, result, results_folder)
 
 
 def export(*args) -> object:
@@ -111,6 +111,21 @@ def test_moodle_with_its_own_export_as_roster(tmp_path):
                                              ["s001", "4"], ["s002", "4"], ["s003", ""]]
     assert "results without a row in moodle_export.csv" in done.output and "s099" in done.output
     assert "students without a result (their cell is empty): s003" in done.output
+
+
+def test_moodle_with_a_roster_writes_its_identities_exactly(tmp_path):
+    """A TA's trial: the username -dash was written '-dash even with --roster, so Moodle knew no
+    such user. Written as Moodle's roster has it, and formula-safe only without a roster?"""
+    out = results_folder(tmp_path / "results", [result("-dash", (3.0, 1.0)), result("s002", (2.0, 2.0))])
+    roster = tmp_path / "moodle_export.csv"
+    roster.write_text(MOODLE_EXPORT.replace(",s001,", ",-dash,"), encoding="utf-8")
+    done = export(out, "--format", "moodle", "--roster", roster, "--match", "ID number",
+                  "--column", "Assignment: attention_scoring", "--output", tmp_path / "import.csv")
+    assert done.exit_code == 0, done.output
+    assert rows(tmp_path / "import.csv")[1] == ["-dash", "4"]
+    done = export(out, "--format", "moodle", "--output", tmp_path / "bare.csv")
+    assert done.exit_code == 0, done.output
+    assert rows(tmp_path / "bare.csv")[1][0] == "'-dash"  # an id from a file name: never a formula
 
 
 @pytest.mark.parametrize(("change", "phrase"), [
