@@ -144,12 +144,19 @@ class _Walk:
             self._skip(path, DEEP)
 
     def _holds_notebook(self, folder: Path) -> bool:
+        """Whether ``folder`` holds the assignment's notebook or a copy of it by its name (an
+        LMS's folder per student: ``boris/attention_scoring-Copy1.ipynb``, Moodle's
+        ``attention_scoring (1).ipynb``): then the folder's name is the student's id."""
         try:
             entries = listing(folder)
         except OSError:
             return False  # read as a folder of notebooks next, which names it
-        return any(entry.name.casefold() == self.notebook.casefold() and not entry.is_dir(follow_symlinks=False)
-                   for entry in entries)
+        return any(self._named_ours(entry.name) and not entry.is_dir(follow_symlinks=False) for entry in entries)
+
+    def _named_ours(self, name: str) -> bool:
+        """The assignment's notebook's name, or a copy's: its stem and more (``-Copy1``, `` (1)``)."""
+        stem = self.notebook[: -len(SUFFIX)] if self.notebook.lower().endswith(SUFFIX) else self.notebook
+        return name.lower().endswith(SUFFIX) and name.casefold().startswith(stem.casefold())
 
     def _student(self, name: str, root: Path, canonical: Path, depth: int) -> None:
         """A student's folder ``root``, read at any depth: ``canonical`` (where the notebook
@@ -182,7 +189,7 @@ class _Walk:
     def _candidate(self, path: Path, root: Path, canonical: Path) -> bool:
         """Could ``path`` be this student's notebook of this assignment?"""
         folders = path.relative_to(root).parts[:-1]
-        return (path.is_relative_to(canonical.parent) or path.name.casefold() == self.notebook.casefold()
+        return (path.is_relative_to(canonical.parent) or self._named_ours(path.name)
                 or self.assignment.casefold() in (part.casefold() for part in folders))
 
     def _skip_all(self, paths: list[Path], why: str) -> None:

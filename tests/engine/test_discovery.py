@@ -69,6 +69,19 @@ def test_the_only_other_notebook_is_graded_with_a_warning_naming_it(tmp_path):
     assert kim.notice.id == "issue.other_notebook" and kim.notice.params["name"] == "attention_scoring-Copy1.ipynb"
 
 
+def test_an_lms_folder_per_student_holding_a_copy_of_the_notebook_is_that_students(tmp_path):
+    """A TA's trial: in a download with one folder per student, boris/attention_scoring-Copy1.ipynb
+    was graded as student 'attention_scoring-Copy1' (two such students stopped the batch as
+    duplicates). Are the folders' names the ids, each copy graded with a warning naming it?"""
+    put(tmp_path / "boris" / "attention_scoring-Copy1.ipynb")
+    put(tmp_path / "olga" / "attention_scoring (1).ipynb")
+    put(tmp_path / "kim" / "Attention_Scoring_final.IPYNB")
+    submissions = {s.student_id: s for s in found(tmp_path).submissions}
+    assert sorted(submissions) == ["boris", "kim", "olga"]
+    assert all(s.problem is None and s.notice.id == "issue.other_notebook" for s in submissions.values())
+    assert submissions["olga"].notice.params["name"] == "attention_scoring (1).ipynb"
+
+
 def test_several_candidates_are_an_error_naming_them_and_nothing_is_guessed(tmp_path):
     """Copy1 (the work) and Untitled (blank), no attention_scoring.ipynb: which is graded? Neither."""
     folder = tmp_path / "submitted" / "kim" / A
