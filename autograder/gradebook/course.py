@@ -198,6 +198,7 @@ class NbgraderCourse:
             sys.path[:] = saved_path  # nbgrader puts the course root on sys.path; keep the grader's own
         app.log.handlers = [self._log]
         app.log.propagate = False
+        _bounded_timestamps(app.coursedir)
         if Path(app.coursedir.root) != self.root:
             raise CourseError(f"{self.root}/nbgrader_config.py sets CourseDirectory.root to "
                               f"{app.coursedir.root}; point the autograder at that folder instead")
@@ -205,6 +206,26 @@ class NbgraderCourse:
 
     def _gradebook(self) -> Gradebook:
         return Gradebook(self._coursedir().db_url, self._coursedir().course_id)
+
+
+TIMESTAMP_BYTES = 1024  # a submission's timestamp.txt holds one date and time
+
+
+def _bounded_timestamps(coursedir) -> None:
+    """nbgrader reads a submission's timestamp.txt whole, in the grading process (red team: a
+    student's 800 MB file took it to 4.4 GB): a longer file than ``TIMESTAMP_BYTES`` is no
+    timestamp, as nbgrader takes an empty one (the submission is recorded without a time, and
+    the TA's note says why); a short one is nbgrader's to read."""
+    read_whole = coursedir.get_existing_timestamp
+
+    def get_existing_timestamp(dest_path: str):
+        path = os.path.join(dest_path, "timestamp.txt")
+        if os.path.isfile(path) and os.stat(path).st_size > TIMESTAMP_BYTES:
+            coursedir.log.warning("%s: %d bytes, not a timestamp; recorded without a submission time",
+                                  path, os.stat(path).st_size)
+            return None
+        return read_whole(dest_path)
+    coursedir.get_existing_timestamp = get_existing_timestamp
 
 
 class OneNotebook(Autograde):

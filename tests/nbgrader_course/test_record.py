@@ -110,6 +110,20 @@ def test_submission_time_comes_from_timestamp_txt(course):
         assert gradebook.find_submission(ASSIGNMENT, "late").timestamp == datetime(2024, 3, 1, 10, 0)
 
 
+def test_a_huge_timestamp_txt_is_not_read(course):
+    """Red team 3: nbgrader read a student's timestamp.txt whole in the grader's process (800 MB
+    took it to 4.4 GB). Is a 64 MB one (sparse) left unread, the submission recorded
+    without a time?"""
+    path = hand_in(course, "huck")
+    with (path.parent / "timestamp.txt").open("r+b") as handle:
+        handle.truncate(64 << 20)
+    NbgraderCourse.detect([course.root]).record(result("huck", {}), path)
+    with Gradebook(course.db_url) as gradebook:
+        assert gradebook.find_submission(ASSIGNMENT, "huck").timestamp is None
+    (path.parent / "timestamp.txt").unlink()
+    shutil.rmtree(course.root / "autograded" / "huck")  # nbgrader's copy of it (sparse too)
+
+
 def test_notes_on_the_whole_notebook_go_to_its_first_code_cell(course):
     """Do errors without a task show at the top, and a task's own warning in its test cell?"""
     path = hand_in(course, "noted")
