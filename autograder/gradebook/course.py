@@ -214,8 +214,8 @@ TIMESTAMP_BYTES = 1024  # a submission's timestamp.txt holds one date and time
 def _bounded_timestamps(coursedir) -> None:
     """nbgrader reads a submission's timestamp.txt whole, in the grading process (red team: a
     student's 800 MB file took it to 4.4 GB): a longer file than ``TIMESTAMP_BYTES`` is no
-    timestamp, as nbgrader takes an empty one (the submission is recorded without a time, and
-    the TA's note says why); a short one is nbgrader's to read."""
+    timestamp, as nbgrader takes an empty one (the submission is recorded without a time); a
+    short one is nbgrader's to read."""
     read_whole = coursedir.get_existing_timestamp
 
     def get_existing_timestamp(dest_path: str):
