@@ -17,6 +17,11 @@ and then a body at a byte a second (each answered 401 at once, then held). Here,
 
 A connection that misses a deadline is closed, unanswered. An idle keep-alive connection is
 closed by uvicorn itself (5 s); the intake answers 408 to an upload still arriving after 300 s.
+
+And at the connection limit, a new connection takes the place of the one that has waited longest
+for a request's headers (idle, or trickling them): one client reopening hundreds of connections as
+the deadlines close them held every slot, and every student got a 503 (red team 3); now such
+connections only push each other out, and a request that arrives whole is answered.
 """
 import asyncio
 from collections.abc import Callable
@@ -30,6 +35,7 @@ IDLE_S = 10.0        # the longest silence in the middle of a request's body
 FLOOR_S = 30.0       # a body's head start before it must keep up with MIN_RATE
 MIN_RATE = 64 << 10  # bytes a second (0.5 Mbit/s): a 20 MB notebook is in within 30 + 320 s
 RECHECK_S = 0.1      # a deadline is looked at again at most this often (its clock may stand still)
+ROOM = 16            # connections kept free below the limit, for requests arriving meanwhile
 
 
 class RequestsInTime(H11Protocol):
@@ -47,6 +53,7 @@ class RequestsInTime(H11Protocol):
         self.flow = PausedTime(transport, self.loop.time)  # before any request: every cycle gets this one
         self._due: asyncio.TimerHandle | None = None
         self._next_request()
+        self._make_room()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # may start a pipelined request
@@ -79,7 +86,20 @@ class RequestsInTime(H11Protocol):
         """Seconds that count against the client: not those in which the service was not reading."""
         return self.loop.time() - self.flow.paused_s()
 
+    def _make_room(self) -> None:
+        """Near the connection limit, close the connections that have waited longest for a
+        request's line and headers (never one whose request is in, being answered)."""
+        limit = self.limit_concurrency
+        if limit is None or len(self.connections) < limit - ROOM:
+            return
+        waiting = sorted((c for c in self.connections if isinstance(c, RequestsInTime) and c is not self
+                          and c.conn.their_state is h11.IDLE and not c.transport.is_closing()),
+                         key=lambda c: c._waiting_since)
+        for connection in waiting[:len(self.connections) - (limit - ROOM) + 1]:
+            connection.transport.close()
+
     def _next_request(self) -> None:
+        self._waiting_since = self.loop.time()
         self._since = self._last_byte = self._clock()
         self._body_since = self._since if self.conn.their_state is h11.SEND_BODY else None
         self._received = 0

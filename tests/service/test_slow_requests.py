@@ -99,6 +99,16 @@ class Quick(RequestsInTime):
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
+    yield from _serving(tmp_path_factory, None)
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory):
+    """``quick`` with a limit of 60 connections (the service's is ``MAX_CONNECTIONS``)."""
+    yield from _serving(tmp_path_factory, 60)
+
+
+def _serving(tmp_path_factory, limit_concurrency: int | None):
     """The service's app (real tokens, intake and queue; no grading) behind ``Quick``, on a
     free port of the loopback; yields the port and the uploads' folder."""
     folder = tmp_path_factory.mktemp("quick")
@@ -109,7 +119,8 @@ def quick(tmp_path_factory):
                       outputs=None, loop=SimpleNamespace(poke=lambda: None))
     listening = socket.create_server(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(make_app(service), http=Quick, lifespan="off", log_config=None,
-                                           access_log=False, h11_max_incomplete_event_size=FORM_OVERHEAD))
+                                           access_log=False, h11_max_incomplete_event_size=FORM_OVERHEAD,
+                                           limit_concurrency=limit_concurrency))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     while not server.started:
@@ -185,3 +196,33 @@ def test_an_upload_that_stops_mid_body_is_closed_after_the_idle_limit(quick):
     took, got = closed_after(upload_head(quick.port, 1_000_000), within_s=Quick.floor_s + 10)
     assert took is not None and Quick.idle_s - 0.2 < took < Quick.idle_s + 1, took
     assert got == b""
+
+
+def test_connections_reopened_as_fast_as_they_close_cannot_lock_anyone_out(limited):
+    """Red team 3: one client kept 300 connections open, reopening each as the header deadline
+    closed it, and every student got a 503. With three times the limit held open (some with
+    half a request line), is a whole request still answered, and were the oldest waiting
+    connections closed to make room?"""
+    held = []
+    for i in range(180):
+        sock = socket.create_connection(("127.0.0.1", limited.port), timeout=10)
+        if i % 2:
+            sock.sendall(b"GET /api/hea")  # headers that never end
+        held.append(sock)
+    time.sleep(0.2)
+    honest = socket.create_connection(("127.0.0.1", limited.port), timeout=10)
+    honest.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = honest.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    readable, _, _ = select.select(held[:60], [], [], 2)
+    assert len(readable) == 60 and all(_closed(sock) for sock in readable)  # the oldest
+    for sock in [*held, honest]:
+        sock.close()
+
+
+def _closed(sock: socket.socket) -> bool:
+    """Closed by the service, unanswered (a reset where it left our bytes unread)."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
