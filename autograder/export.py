@@ -117,6 +117,12 @@ def _content(options: ExportOptions, assignment: str, totals: list[Total],
     roster = lms.read_roster(options.roster)
     key = roster.column(options.match or (CANVAS_MATCH if options.format == "canvas" else MOODLE_MATCH), "--match")
     matching = lms.match(roster, key, [clean_text(t.student_id) for t in totals])
+    if totals and not set(matching.by_row.values()) & {clean_text(t.student_id) for t in totals}:
+        column = roster.header[key].strip()
+        raise ExportError(f"{roster.path}: no result matches a row by its {column} column (results: "
+                          f"{', '.join(sorted(matching.unmatched)[:3])}...; {column}: "
+                          f"{', '.join(list(matching.by_row.values())[:3])}...); nothing written, so that no grade "
+                          "in the LMS is cleared: name the column holding the students' ids with --match")
     if options.format == "canvas":
         content = lms.canvas_file(roster, _canvas_column(roster, options.column, assignment), matching, scores)
     else:

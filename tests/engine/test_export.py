@@ -183,3 +183,14 @@ def test_the_notes_write_out_what_an_id_holds(tmp_path):
     assert done.exit_code == 0, done.output
     assert "\x1b" not in done.output and "\x07" not in done.output
     assert "eve\\x1b[2J\\x1b]0;pwned\\x07\\nalice" in done.output   # in the "written answers not entered" note
+
+
+def test_a_roster_that_matches_no_result_exits_2_and_writes_nothing(folder, tmp_path):
+    """A TA's trial: a Canvas roster matched by a column that holds none of the ids exited 0 and
+    emptied every grade of the column, ready to clear them in Canvas. A usage error now?"""
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    done = export(folder, "--format", "canvas", "--roster", roster, "--match", "ID",
+                  "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 2, done.output
+    assert "no result matches a row by its ID column" in done.output and "--match" in done.output
+    assert not (tmp_path / "upload.csv").exists()
