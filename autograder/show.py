@@ -12,6 +12,7 @@ from rich.table import Table
 
 from .config import ConfigError
 from .console import escaped
+from .files import from_spreadsheet
 from .gradebook import entered_points
 from .ids import file_stem
 from .manual_points import Tasks, read_manual_points
@@ -27,7 +28,7 @@ def show_result(student_id: str, folder: Path, console: Console) -> None:
                           "name the folder a grade run wrote")
     assignment = marker.read_text(encoding="utf-8").strip()
     store = OutputFolder(folder, assignment, "en")
-    result = store.load(student_id)
+    result = store.load(student_id) or store.load(from_spreadsheet(student_id))  # as typed, or as grades.csv has it
     if result is None:
         raise ConfigError(_unknown(student_id, folder, store))
     console.print(f"[bold]{escaped(result.student_id)}[/bold] · {escaped(result.assignment)} · "
@@ -63,10 +64,18 @@ def _checks_table(result) -> Table:
 
 def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:
     known = [result.student_id for result in store.load_all()]
-    close = difflib.get_close_matches(student_id, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else (
+    close = [sid for sid in known if sid.casefold() == student_id.casefold()] or \
+        difflib.get_close_matches(student_id, known, n=3)
+    hint = f"; did you mean {' or '.join(map(_typed, close))}?" if close else (
         f"; it has {len(known)} results (grades.csv lists them)" if known else "; it has no results yet")
     return f"no result of {student_id!r} in {folder}{hint}"
+
+
+def _typed(student_id: str) -> str:
+    """The id as typed on the command line: one that starts with ``-`` after ``--``."""
+    if student_id.startswith("-"):
+        return f"{student_id!r} (type it last, after --: autograder show --output DIR -- {student_id})"
+    return repr(student_id)
 
 
 def _entered(store: OutputFolder, result) -> dict[str, dict[str, float]]:

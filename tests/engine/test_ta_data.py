@@ -149,3 +149,17 @@ def test_one_notebook_graded_into_the_class_folder_keeps_every_other_row(graded)
     summary = " ".join(run.stdout.split())
     assert "1 graded" in summary and "5 more results in the folder, from earlier runs" in summary, summary
     assert "6 submissions" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_show_finds_an_id_as_grades_csv_writes_it_and_suggests_case_twins(graded, tmp_path):
+    """A TA's trial: `show` suggested '-dash' (a flag to the shell), KIM got no suggestion though
+    kim existed, and "'-dash" as grades.csv writes it was not found. Each as a TA types it now?"""
+    inbox, out, _ = graded
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    dash = json.loads((copy / "sidorov.json").read_text(encoding="utf-8")) | {"student_id": "-dash"}
+    (copy / "-dash.json").write_text(json.dumps(dash), encoding="utf-8")
+    assert "-dash" in autograder("show", "'-dash", "--output", copy).stdout
+    said = " ".join(autograder("show", "--output", copy, "--", "-dosh").stderr.split())
+    assert "did you mean '-dash' (type it last, after --: autograder show --output DIR -- -dash)?" in said, said
+    assert "did you mean 'kim'?" in autograder("show", "KIM", "--output", copy).stderr
