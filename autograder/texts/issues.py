@@ -30,8 +30,10 @@ TEXTS: dict[str, tuple[str, str]] = {
                             "ячейки блокнота повреждены ({reason}); скачайте шаблон заново"),
     "issue.old_nbformat": ("{name}: nbformat {version}, converted to 4", "{name}: nbformat {version}, преобразован в 4"),
     "issue.wrong_assignment": (
-        "this is the {other} notebook, not {assignment}: grade it with --assignment {other}",
-        "это блокнот задания {other}, а не {assignment}: оценивайте его с --assignment {other}"),
+        "this is the {other} notebook, not {assignment}: hand in your {assignment} notebook here (your TA "
+        "grades the {other} one with that assignment)",
+        "это блокнот задания {other}, а не {assignment}: сдайте сюда блокнот {assignment} (блокнот {other} "
+        "ассистент оценивает вместе с тем заданием)"),
     "issue.no_nbgrader_metadata": (
         "no cell carries nbgrader's metadata (was the work copied into a new notebook?): the cells "
         "ran in their order and each task was graded by the name it defines; hand in the released "

@@ -31,7 +31,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     # The TA's class report
     "page.report.title": ("Class report: {assignment}", "Сводка по группе: {assignment}"),
     "page.report.empty": ("No submissions were graded.", "Ни одна работа не проверена."),
-    "page.report.summary": ("{count} submissions. Autograded points: mean {mean}, median {median} "
+    "page.report.summary": ("Submissions: {count}. Autograded points: mean {mean}, median {median} "
                             "of {max}; full marks: {full}; zero: {zero}.",
                             "Работ: {count}. Баллы автоматической проверки: среднее {mean}, "
                             "медиана {median} из {max}; полный балл: {full}; ноль: {zero}."),

@@ -99,7 +99,7 @@ def test_regrading_one_student_keeps_every_other_row(graded):
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert rows(out) == before
     assert "1 graded" in run.stdout and "5 kept from earlier runs" in run.stdout
-    assert "6 submissions" in (out / "report.md").read_text(encoding="utf-8")
+    assert "Submissions: 6." in (out / "report.md").read_text(encoding="utf-8")
     assert "graded from another notebook, grader.yml" not in run.stdout  # the others are this run's grades
 
 
@@ -148,7 +148,7 @@ def test_one_notebook_graded_into_the_class_folder_keeps_every_other_row(graded)
     assert rows(out) == before
     summary = " ".join(run.stdout.split())
     assert "1 graded" in summary and "5 more results in the folder, from earlier runs" in summary, summary
-    assert "6 submissions" in (out / "report.md").read_text(encoding="utf-8")
+    assert "Submissions: 6." in (out / "report.md").read_text(encoding="utf-8")
 
 
 def test_show_finds_an_id_as_grades_csv_writes_it_and_suggests_case_twins(graded, tmp_path):
