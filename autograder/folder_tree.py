@@ -12,6 +12,13 @@ SUFFIX = ".ipynb"  # compared case-insensitively
 HIDDEN = "hidden (Jupyter's checkpoints and other hidden entries are not read)"
 LINKED = "a symbolic link to a folder (not followed)"
 DEEP = f"nested deeper than {MAX_DEPTH} folders"
+ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".7z", ".rar")
+ARCHIVE = "an archive, not read: unpack it where it lies and grade again"
+
+
+def is_archive(name: str) -> bool:
+    """A file an LMS or a student packed notebooks into (``.zip`` in any case, ``.tar.gz``, ...)."""
+    return name.lower().endswith(ARCHIVES)
 
 
 def listing(folder: Path) -> list[os.DirEntry]:
@@ -55,6 +62,8 @@ def _unread(entry: os.DirEntry, depth: int) -> str | None:
         return HIDDEN if is_notebook(entry) or entry.is_dir(follow_symlinks=False) else None
     if entry.is_symlink() and entry.is_dir():
         return LINKED
+    if is_archive(entry.name) and not entry.is_dir(follow_symlinks=False):
+        return ARCHIVE
     if entry.is_dir(follow_symlinks=False) and depth >= MAX_DEPTH:
         return DEEP
     return None

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from .config import ConfigError
 from .files import from_spreadsheet
-from .folder_tree import DEEP, HIDDEN, LINKED, MAX_DEPTH, SUFFIX, is_notebook, listing, regular, scan, unreadable
+from .folder_tree import (ARCHIVE, DEEP, HIDDEN, LINKED, MAX_DEPTH, SUFFIX, is_archive, is_notebook, listing,
+                          regular, scan, unreadable)
 from .ids import student_id
 from .results import Issue, Text, text
 
@@ -50,6 +51,8 @@ def find_submissions(paths: list[Path], assignment: str, notebook: str) -> Found
     for path in paths:
         if not path.exists():
             raise ConfigError(f"{path}: no such file or folder")
+        if path.is_file() and is_archive(path.name):
+            raise ConfigError(f"{path}: an archive, not a notebook; unpack it and give the folder (or its notebooks)")
         _Walk(path.resolve(), assignment, notebook, found).start()
     _refuse_duplicates(found.submissions)
     return found
@@ -122,6 +125,8 @@ class _Walk:
             elif is_notebook(entry):
                 self._add(student_id(entry.name[: -len(SUFFIX)]), path,
                           None if regular(entry) else _refused(self._shown(path)))
+            elif is_archive(entry.name) and not entry.is_dir(follow_symlinks=False):
+                self._skip(path, ARCHIVE)
             elif entry.is_symlink():
                 self._linked_folder(entry, path)
             elif entry.is_dir():

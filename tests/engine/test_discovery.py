@@ -351,3 +351,18 @@ def test_a_folder_that_cannot_be_read_is_named_and_the_batch_goes_on(tmp_path, m
     assert [s.student_id for s in result.submissions] == ["ivanov"]
     assert result.not_graded == [("submitted/kim", "could not be read (Permission denied)"),
                                  ("archive", "could not be read (Permission denied)")]
+
+
+def test_archives_are_named_not_graded_and_an_archive_given_is_a_usage_error(tmp_path):
+    """A TA's trial: a student who handed in a .zip was absent from the summary, and a zip given
+    as the PATH was graded 0 with "re-download the template". Named in the summary, and refused?"""
+    put(tmp_path / "class" / "ivanov.ipynb")
+    (tmp_path / "class" / "petrova.ZIP").write_bytes(b"PK\x03\x04")
+    (tmp_path / "class" / "kim" / A).mkdir(parents=True)
+    (tmp_path / "class" / "kim" / A / "work.tar.gz").write_bytes(b"\x1f\x8b")
+    result = found(tmp_path / "class")
+    assert [s.student_id for s in result.submissions] == ["ivanov", "kim"]
+    reasons = dict(result.not_graded)
+    assert reasons["petrova.ZIP"].startswith("an archive") and reasons[f"kim/{A}/work.tar.gz"].startswith("an archive")
+    with pytest.raises(ConfigError, match="an archive, not a notebook; unpack it"):
+        found(tmp_path / "class" / "petrova.ZIP")
