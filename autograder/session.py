@@ -23,6 +23,19 @@ def is_own(label: str) -> bool:
     return label.startswith("#")
 
 
+
+DETAIL_CHARS = 2000  # of a cell's source, in the TA's report
+
+
+def cell_detail(source: str, error: dict | None = None) -> str:
+    """For the TA's report: the cell's source (its first ``DETAIL_CHARS`` characters) and, where
+    it raised, where and what, as the worker said it."""
+    shown = source if len(source) <= DETAIL_CHARS else source[:DETAIL_CHARS] + "\n# ..."
+    if error:
+        said = f"{error.get('where') or ''} {error.get('type')}: {error.get('message')}".strip()
+        shown += "\n# " + said[:300]
+    return shown
+
 class Session:
     """A submission's worker, re-created (with its good cells re-run) after a crash."""
 
@@ -83,7 +96,7 @@ class Session:
         except WorkerLost as lost:
             if lost.why != "own_cells_time":  # which ends the budget: _spent says so
                 self.errors.append(Issue(code="cell_crashed", task=self._task(label), text=text(
-                    "issue.cell_crashed", cell=label, reason=lost_reason(lost))))
+                    "issue.cell_crashed", cell=label, reason=lost_reason(lost)), detail=cell_detail(source)))
             self._spent(own, started)
             return False
         self._spent(own, started)
@@ -92,7 +105,7 @@ class Session:
             error = reply["error"]
             self.warnings.append(Issue(code="cell_error", task=self._task(label), text=text(
                 "issue.cell_error", cell=label, type=str(error.get("type")),
-                message=message_text(str(error.get("message"))))))
+                message=message_text(str(error.get("message")))), detail=cell_detail(source, error)))
         return True
 
     def _spent(self, own: bool, started: float) -> None:

@@ -6,8 +6,9 @@ check the same way fail it on the same shrunk example with the same output: a gr
 task, the failing check, the example's code and what the code gave (the ``got`` value; for
 code that raised, the error's type and message, not the line it raised at, which is each
 student's own). Largest group first, numbered within its task and check. A task left as the
-template has it (its stub's ``NotImplementedError``) is not a mistake, and a task in which a
-check named a catalogued mistake is explained: all their failures are left out. A group a TA
+template has it (its stub's ``NotImplementedError``) is not a mistake, nor is one whose solution
+cell raised, crashed or was deleted (the student's result says so), and a task in which a check
+named a catalogued mistake is explained: all their failures are left out. A group a TA
 recognises is a candidate for the catalogue of mistakes.
 """
 import json
@@ -33,8 +34,9 @@ def unexplained_groups(results: list[SubmissionResult], task_checks: dict[str, l
     """The groups, by task and check in grader.yml's order (``task_checks``), then largest first."""
     groups: dict[tuple, Group] = {}
     for result in sorted(results, key=lambda r: r.student_id):
+        broken = _cells_broken(result)
         for task in result.tasks:
-            if _untouched(task) or _diagnosed(task):
+            if _untouched(task) or _diagnosed(task) or task.id in broken:
                 continue
             for check in task.checks:
                 if check.passed or check.blocked_by is not None:  # not judged: the blocking check's group says why
@@ -63,6 +65,15 @@ def _diagnosed(task: TaskResult) -> bool:
     """A task in which some check named a catalogued mistake: the student's mistake is known
     (the report ranks it), and the task's other failures are its consequences."""
     return any(check.finding is not None and check.finding.mistake is not None for check in task.checks)
+
+
+CELL_BROKEN = {"cell_error", "cell_crashed", "deleted_cell"}  # the task's own solution cell did not run whole
+
+
+def _cells_broken(result: SubmissionResult) -> set[str]:
+    """The tasks whose solution cell raised, crashed or was deleted: their checks fail for that
+    reason, which the student's result names; no behaviour to group."""
+    return {issue.task for issue in [*result.errors, *result.warnings] if issue.code in CELL_BROKEN and issue.task}
 
 
 def _untouched(task: TaskResult) -> bool:

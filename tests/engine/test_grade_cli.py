@@ -76,6 +76,8 @@ def test_hostile_cell_cannot_read_the_reference_and_costs_nothing_else(attention
     assert any(e["code"] == "cell_crashed" for e in result["errors"])
     scores = task_scores(result)
     assert all(s == m for s, m in scores.values() if s is not None)
+    # a TA's trial: the class report promised the crashed cell's source, and showed none
+    assert "os._exit" in (attention_results / "report.md").read_text(encoding="utf-8")
 
 
 def test_grades_csv_has_a_row_per_submission_and_a_column_per_task(attention_results):

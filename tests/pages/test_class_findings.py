@@ -149,3 +149,23 @@ def test_a_check_not_judged_is_no_unexplained_failure_of_its_own():
                for s in ("ann", "bob")]
     groups = unexplained_groups(results, {"dot_product_attention": [c.name for c in checks]})
     assert [(g.check, g.students) for g in groups] == [("matches the reference", ["ann", "bob"])]
+
+
+def test_a_task_whose_cell_did_not_run_is_no_unexplained_mistake():
+    """A TA's trial: a syntax error and a deleted cell filled "shared unknown mistakes" with a row
+    per check. Their tasks are left out (the student's result names the cell), others are not."""
+    from autograder.pages.unexplained import unexplained_groups
+    from autograder.results import CheckResult, Issue, SubmissionResult, TaskResult
+    checks = [CheckResult(name="matches the reference", passed=False, score=0, max_score=1, message="differs")]
+
+    def student(sid: str, *issues: Issue) -> SubmissionResult:
+        return SubmissionResult(student_id=sid, assignment=ASSIGNMENT, score=0, max_score=1, seed=0, fingerprint="",
+                                tasks=[TaskResult(id="dot_product_attention", score=0, max_score=1, checks=checks)],
+                                warnings=[i for i in issues if i.code == "cell_error"],
+                                errors=[i for i in issues if i.code != "cell_error"])
+    results = [student("syntax", Issue(code="cell_error", task="dot_product_attention", message="SyntaxError")),
+               student("deleted", Issue(code="deleted_cell", task="dot_product_attention", message="deleted")),
+               student("elsewhere", Issue(code="cell_error", task="masked_softmax", message="ValueError")),
+               student("plain")]
+    groups = unexplained_groups(results, {"dot_product_attention": [c.name for c in checks]})
+    assert [g.students for g in groups] == [["elsewhere", "plain"]]
