@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .checks.kept_runs import forget_other_versions
 from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
 from .gradebook import CourseError, RecordError, course_root, entered_points, remember_course
@@ -266,6 +267,7 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
     if nbgrader is not None:
         remember_course(folder.path, nbgrader.root)
     batch = Batch(settings, config, config_bytes, course, options.force, results=folder.path)
+    forget_other_versions(folder.path, batch.version)
     if early is not None and not early.fits(config.sandbox.limits(), batch.helpers, settings.device):
         early.close()
         early = None

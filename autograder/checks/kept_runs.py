@@ -20,6 +20,7 @@ read back whole stops being read at that point, and the search runs in full.
 import fcntl
 import hashlib
 import io
+import shutil
 import struct
 import sys
 from pathlib import Path
@@ -104,6 +105,15 @@ def _plain(case: Case) -> dict:
 
 
 _FILES: RunFiles | None = None
+
+
+def forget_other_versions(results: Path, grader_version: str) -> None:
+    """Remove ``results``'s recorded runs of other grader versions: this version never reads
+    them, and one folder per version would pile up (a TA's trial)."""
+    keep = RunFiles(results, grader_version).folder
+    for folder in (results / FOLDER).glob("*"):
+        if folder != keep and folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def keep_runs_in(results: Path | None, grader_version: str = "", shipped: Path = SHIPPED) -> None:

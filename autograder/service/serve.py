@@ -23,6 +23,7 @@ from pathlib import Path
 import uvicorn
 from starlette.concurrency import run_in_threadpool
 
+from ..checks.kept_runs import forget_other_versions
 from ..config import ConfigError, parse_config, read_config
 from ..course import COURSE, Course
 from ..grading import RunSettings
@@ -94,6 +95,7 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     lock = _lock(options.output / ".service")
     listening = _listen(options.host, options.port)
     batch = Batch(settings, config, config_bytes, course, force=True, results=folder.path)
+    forget_other_versions(folder.path, batch.version)
     return Prepared(batch, folder, tokens, jobs, listening, lock,
                     options.executor)
 

@@ -92,6 +92,18 @@ def test_another_grader_version_starts_afresh(hypothesis_runs, tmp_path):
     assert len(calls) == 1
 
 
+def test_a_new_grader_version_removes_the_runs_of_the_others(hypothesis_runs, tmp_path):
+    """A TA's trial: one folder of recorded runs per grader version piled up. Does a run of v2
+    remove v1's (never read again) and keep its own?"""
+    verdict(STUDENTS["passes"])
+    v1 = kept_runs.RunFiles(tmp_path, "v1").folder
+    assert any(v1.iterdir())
+    kept_runs.forget_other_versions(tmp_path, "v1")
+    assert any(v1.iterdir())
+    kept_runs.forget_other_versions(tmp_path, "v2")
+    assert not v1.exists()
+
+
 def _append_runs(folder, writer: int) -> None:
     files = kept_runs.RunFiles(folder, "v1")
     for i in range(40):
