@@ -94,21 +94,20 @@ def _rows_sum_to_one(student, ctx: Context) -> None:
 
 
 def _carries_weight(got, case: Case) -> bool:
-    """Whether an example's output can show a law of the weights: of the right shape, with
-    some row that has a valid key putting finite positive weight on its valid keys. An output
-    of zeros or of NaN shows none (it would pass "zero weight beyond valid length" unseen); a
-    softmax left unnormalised, or one whose rows partly underflow, still does (its sums are
-    "rows sum to one"'s to charge, not these laws')."""
+    """Whether an example's output shows a law of the weights holding: some row that has a valid
+    key puts finite positive weight on its valid keys. An output of zeros shows none (it would
+    pass "zero weight beyond valid length" unseen); a softmax left unnormalised, or one whose
+    rows partly underflow, still does (its sums are "rows sum to one"'s to charge)."""
     X, lens = case.tensors["X"], case.tensors["valid_lens"]
-    check_shape(got, X.shape, WEIGHTS, case.code)
     rows = (lens if lens.dim() == 2 else lens[:, None].expand(got.shape[:2])) > 0  # (B, Q): a valid key
     mass = (got.double() * keep_mask(lens, X.shape)).sum(-1)[rows]  # (rows,): weight on valid keys
     return bool((torch.isfinite(mass) & (mass > 1e-6)).any())
 
 
 def _judged_where_weights(test, cases, ctx: Context) -> None:
-    """``search`` over the examples whose output carries weight (``test`` returns whether it
-    judged); blocked by "rows sum to one over valid keys" when none did."""
+    """``search`` with ``test`` failing any example that breaks the law and returning whether
+    its output carried weight; the law passes only if some example did, and is blocked by
+    "rows sum to one over valid keys" otherwise (never a pass the code was not seen to earn)."""
     judged: list[bool] = []
     search(cases, lambda case: judged.append(test(case)), ctx)
     if not any(judged):
@@ -119,8 +118,7 @@ def _zero_beyond(student, ctx: Context) -> None:
     def test(case: Case) -> bool:
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
-        if not _carries_weight(got, case):
-            return False
+        check_shape(got, X.shape, WEIGHTS, case.code)
         masked = got.double() * ~keep_mask(lens, X.shape)  # weights on keys >= valid_len
         try:
             check_tensor(masked, torch.zeros_like(masked), 1e-6, text("softmax.beyond_lens"),
@@ -128,7 +126,7 @@ def _zero_beyond(student, ctx: Context) -> None:
         except CheckFailed as failed:
             failed.finding.mistake = diagnose(student, got, case, 1e-5)
             raise
-        return True
+        return _carries_weight(got, case)
     _judged_where_weights(test, score_cases(), ctx)
 
 
@@ -137,12 +135,11 @@ def _finite_when_empty(student, ctx: Context) -> None:
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         lens.view(-1)[0] = 0  # at least one row with nothing to attend to
         got = student.call(NAME, X, lens)
-        if not _carries_weight(got, case):
-            return False
+        check_shape(got, X.shape, WEIGHTS, case.code)
         if not torch.isfinite(got).all():
             raise fail(text("softmax.not_finite"), case_code=case.code(),
                        expected=text("softmax.finite_row"), got=str(got[0, 0].tolist()))
-        return True
+        return _carries_weight(got, case)
     _judged_where_weights(test, score_cases(min_len=0), ctx)
 
 

@@ -34,3 +34,13 @@ def test_gradients_and_dropout_of_an_output_of_zeros_are_not_judged():
 
 def test_a_module_returning_no_tensor_is_not_judged_on_any_device():
     assert verdicts(LIST)["runs on any device"] == (False, 0.0, "output shape")
+
+
+def test_the_laws_of_a_softmax_of_zeros_are_not_judged():
+    """An output of zeros holds "zero weight beyond valid length" and "finite row" trivially:
+    not judged, naming the rows check; a softmax left unnormalised keeps both (blind corpus 5)."""
+    zeros = grade(Mutant("masked_softmax", "zeros", "def masked_softmax(X, valid_lens):\n    return X * 0\n",
+                         correct=False))
+    seen = {c.name: (c.passed, c.score, c.blocked_by) for c in zeros.checks}
+    for name in ("zero weight beyond valid length", "finite row for valid length 0"):
+        assert seen[name] == (False, 0.0, "rows sum to one over valid keys"), (name, seen[name])
