@@ -129,7 +129,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission,
     data, problem = read_submission(submission, batch.config.max_notebook_mb << 20)
     result = empty_result(batch, submission, batch.fingerprint(data))
     if submission.notice is not None:
-        result.warnings.append(Issue(code="other_notebook", text=submission.notice))
+        result.warnings.append(Issue(code=submission.notice.id.removeprefix("issue."), text=submission.notice))
     if problem is not None:
         result.errors.append(problem)
         return result

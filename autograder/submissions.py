@@ -13,6 +13,7 @@ them. ``Found.not_graded`` names the rest, with why; a folder of another assignm
 for the class. Hidden entries (``.ipynb_checkpoints``) are named, not read; inside a PATH, links
 and other non-regular files are refused: an error for the student, nothing read through them.
 """
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ class Submission:
     problem: Issue | None = None  # why it is not read (a link, a non-regular file, several notebooks)
     notice: Text | None = None    # a warning for the result (another notebook than the assignment's)
     shown: str = ""               # the notebook as the TA knows it: its path under the PATH given
+    folder_id: str | None = None  # the id of the folder it lies alone in, where that is not its stem
 
 
 @dataclass
@@ -54,6 +56,7 @@ def find_submissions(paths: list[Path], assignment: str, notebook: str) -> Found
         if path.is_file() and is_archive(path.name):
             raise ConfigError(f"{path}: an archive, not a notebook; unpack it and give the folder (or its notebooks)")
         _Walk(path.resolve(), assignment, notebook, found).start()
+    found.submissions = _settle_duplicates(found.submissions)
     _refuse_duplicates(found.submissions)
     return found
 
@@ -123,14 +126,26 @@ class _Walk:
                 if is_notebook(entry) or entry.is_dir(follow_symlinks=False):
                     self._skip(path, HIDDEN)
             elif is_notebook(entry):
-                self._add(student_id(entry.name[: -len(SUFFIX)]), path,
-                          None if regular(entry) else _refused(self._shown(path)))
+                self._notebook_in_folder(entry, path, entries, depth)
             elif is_archive(entry.name) and not entry.is_dir(follow_symlinks=False):
                 self._skip(path, ARCHIVE)
             elif entry.is_symlink():
                 self._linked_folder(entry, path)
             elif entry.is_dir():
                 self._subfolder(entry, path, depth, nbgrader)
+
+    def _notebook_in_folder(self, entry: os.DirEntry, path: Path, entries: list[os.DirEntry], depth: int) -> None:
+        """A notebook of a folder of notebooks: its stem is the id. One that lies alone in a
+        subfolder of another name (an LMS's folder per student, the file named by the student:
+        ``kim/ivanov.ipynb``) says so in a warning, and takes the folder's name where its stem
+        is another student's (``_settle_duplicates``): a file name never stops the batch or
+        takes a row that another submission claims."""
+        sid = student_id(entry.name[: -len(SUFFIX)])
+        folder_id = student_id(path.parent.name)
+        alone = depth > 0 and sum(1 for e in entries if is_notebook(e) and not e.name.startswith(".")) == 1
+        notice = text("issue.id_from_file", id=sid, folder=path.parent.name) if alone and folder_id != sid else None
+        self.found.submissions.append(Submission(sid, path, None if regular(entry) else _refused(self._shown(path)),
+                                                 notice, self._shown(path), folder_id if notice else None))
 
     def _linked_folder(self, entry: os.DirEntry, path: Path) -> None:
         if (path / self.assignment).exists():
@@ -282,6 +297,25 @@ def _count(notebooks: int) -> str:
 
 def _refused(shown: str) -> Issue:
     return Issue(code="not_regular_file", text=text("issue.not_regular", path=shown))
+
+
+def _settle_duplicates(found: list[Submission]) -> list[Submission]:
+    """Where an id is claimed twice, once by a notebook named so in its own place (``ivanov.ipynb``,
+    ``ivanov/ivanov.ipynb``, a student's folder), the claimants that lie alone in a folder of
+    another name take the folder's name (if no one else has it), with a warning saying why. Two
+    claimants of the same kind stay a duplicate: nothing is guessed."""
+    taken = [s.student_id for s in found]
+    owned = {s.student_id for s in found if s.folder_id is None}
+    settled = []
+    for submission in found:
+        alias = submission.folder_id
+        if alias is not None and submission.student_id in owned and taken.count(submission.student_id) > 1 \
+                and alias not in taken:
+            taken[taken.index(submission.student_id)] = alias
+            submission = dataclasses.replace(submission, student_id=alias, folder_id=None, notice=text(
+                "issue.id_from_folder", id=alias, stem=submission.student_id))
+        settled.append(submission)
+    return settled
 
 
 def _refuse_duplicates(found: list[Submission]) -> None:

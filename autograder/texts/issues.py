@@ -10,6 +10,14 @@ TEXTS: dict[str, tuple[str, str]] = {
         "that could be this assignment's (hand in {expected} next time)",
         "оценён {name}: в вашей папке нет {expected}, и {name} — единственный другой блокнот в ней, "
         "который может быть этим заданием (в следующий раз сдавайте {expected})"),
+    "issue.id_from_file": (
+        "graded as student {id}, the file's name; it lies alone in the folder {folder}/ (if that "
+        "folder is yours and {id} is not you, tell your TA)",
+        "оценено как работа студента {id}, по имени файла; файл лежит один в папке {folder}/ (если "
+        "это ваша папка, а {id} — не вы, сообщите ассистенту)"),
+    "issue.id_from_folder": (
+        "graded as student {id}, the folder's name: the file's name {stem} is another student's",
+        "оценено как работа студента {id}, по имени папки: имя файла {stem} принадлежит другому студенту"),
     "issue.several_notebooks": (
         "no {expected} in your folder, and several other notebooks ({names}): none was graded; "
         "hand in your work as {expected}",

@@ -366,3 +366,22 @@ def test_archives_are_named_not_graded_and_an_archive_given_is_a_usage_error(tmp
     assert reasons["petrova.ZIP"].startswith("an archive") and reasons[f"kim/{A}/work.tar.gz"].startswith("an archive")
     with pytest.raises(ConfigError, match="an archive, not a notebook; unpack it"):
         found(tmp_path / "class" / "petrova.ZIP")
+
+
+def test_a_file_named_after_another_student_never_takes_their_row_or_stops_the_batch(tmp_path):
+    """Red teams 3 and 4: in a download with one folder per student, kim handed in kim/ivanov.ipynb.
+    Beside ivanov's own notebook the batch stopped (two submissions of 'ivanov'); without it,
+    kim's work became ivanov's row with no word. Is kim's notebook graded as kim beside ivanov's,
+    and named with a warning when it stands alone under the file's name?"""
+    put(tmp_path / "ivanov" / "ivanov.ipynb")
+    put(tmp_path / "kim" / "ivanov.ipynb")
+    put(tmp_path / "lee" / "lee.ipynb")
+    submissions = {s.student_id: s for s in found(tmp_path).submissions}
+    assert sorted(submissions) == ["ivanov", "kim", "lee"]
+    assert submissions["kim"].path == tmp_path / "kim" / "ivanov.ipynb"
+    assert submissions["kim"].notice.id == "issue.id_from_folder"
+    assert submissions["ivanov"].notice is None and submissions["lee"].notice is None
+    shutil.rmtree(tmp_path / "ivanov")
+    [alone] = [s for s in found(tmp_path).submissions if s.path.parent.name == "kim"]
+    assert alone.student_id == "ivanov" and alone.notice.id == "issue.id_from_file"
+    assert alone.notice.params["folder"] == "kim"
