@@ -169,3 +169,18 @@ def test_a_task_whose_cell_did_not_run_is_no_unexplained_mistake():
                student("plain")]
     groups = unexplained_groups(results, {"dot_product_attention": [c.name for c in checks]})
     assert [g.students for g in groups] == [["elsewhere", "plain"]]
+
+
+def test_a_copy_behind_pages_of_comments_is_still_compared():
+    """Red team 4: a copy after 64 KiB of comment lines was cut away before the similarity saw
+    it. Are the comment lines dropped before the cut, and the pair found?"""
+    from autograder import similarity
+    from autograder.assemble import CellPlan
+    from autograder.pipeline import MAX_SOLUTION_CHARS, solution_cells
+    code = "".join(f"def step_{i}(x, w):\n    y = torch.tanh(x @ w + {i})\n    return y.sum(-1) * {i}\n"
+                   for i in range(12))
+    padded = "# nothing to see here, just notes\n" * (MAX_SOLUTION_CHARS // 20) + code
+    kept = solution_cells(CellPlan(cells=[("distance_attention", padded)]), ["distance_attention"])
+    assert kept["distance_attention"].strip().endswith(code.strip().splitlines()[-1].strip())
+    pairs = similarity.similar_pairs({"copy": kept, "orig": {"distance_attention": code}}, "x = 1\n")
+    assert [(p.student_a, p.student_b) for p in pairs] == [("copy", "orig")]
