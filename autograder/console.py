@@ -133,6 +133,11 @@ def _problems(run) -> None:
     if with_errors:
         out.print(f"students with errors ({len(with_errors)}): {shown(', '.join(with_errors))} "
                   f"(see their feedback in {run.folder.path / 'feedback'})", markup=False)
+    raised = sorted(sid for sid, r in run.results.items()
+                    if sid not in with_errors and any(w.code == "cell_error" and w.task for w in r.warnings))
+    if raised:
+        out.print(f"students whose solution cells raised ({len(raised)}): {shown(', '.join(raised))} "
+                  "(a warning in their results: the task's checks fail from there)", markup=False)
     elsewhere = sorted(sid for sid, r in run.results.items() if any(w.code == "other_notebook" for w in r.warnings))
     if elsewhere:
         out.print(f"graded from another notebook than {run.batch.settings.spec.notebook} ({len(elsewhere)}): "

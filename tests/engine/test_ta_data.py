@@ -163,3 +163,17 @@ def test_show_finds_an_id_as_grades_csv_writes_it_and_suggests_case_twins(graded
     said = " ".join(autograder("show", "--output", copy, "--", "-dosh").stderr.split())
     assert "did you mean '-dash' (type it last, after --: autograder show --output DIR -- -dash)?" in said, said
     assert "did you mean 'kim'?" in autograder("show", "KIM", "--output", copy).stderr
+
+
+def test_a_solution_cell_that_raised_is_named_in_the_summary(tmp_path):
+    """A TA's trial: a syntax error that cost a task's points was a warning only, in no list of
+    the summary. Is the student named?"""
+    import nbformat
+    notebook = nbformat.read(EXAMPLES / "attention_scoring" / "correct.ipynb", as_version=4)
+    [cell] = [c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "masked_softmax"]
+    cell.source = "def masked_softmax(X, valid_lens)\n    return X\n"  # the colon forgotten
+    (tmp_path / "in").mkdir()
+    nbformat.write(notebook, tmp_path / "in" / "oleg.ipynb")
+    run = autograder("grade", tmp_path / "in", "--assignment", "attention_scoring", "--output", tmp_path / "out")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "students whose solution cells raised (1): oleg" in " ".join(run.stdout.split())
