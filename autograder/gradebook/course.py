@@ -13,6 +13,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.autogradeapp import AutogradeApp
 from nbgrader.converters import Autograde, NbGraderException
 from nbgrader.preprocessors import Execute
+from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
 from traitlets import Unicode
 from traitlets.utils.importstring import import_item
@@ -212,19 +213,24 @@ TIMESTAMP_BYTES = 1024  # a submission's timestamp.txt holds one date and time
 
 
 def _bounded_timestamps(coursedir) -> None:
-    """nbgrader reads a submission's timestamp.txt whole, in the grading process (red team: a
-    student's 800 MB file took it to 4.4 GB): a longer file than ``TIMESTAMP_BYTES`` is no
-    timestamp, as nbgrader takes an empty one (the submission is recorded without a time); a
-    short one is nbgrader's to read."""
-    read_whole = coursedir.get_existing_timestamp
-
+    """nbgrader reads a submission's timestamp.txt whole, in the grading process (red team 3: a
+    student's 800 MB file took it to 4.4 GB), and on text that is not a time it fails with its
+    own AttributeError, leaving the student without a gradebook row. Here at most
+    ``TIMESTAMP_BYTES`` are read, and a file that does not hold a time is no timestamp, as
+    nbgrader takes an empty one: the submission is recorded without a time."""
     def get_existing_timestamp(dest_path: str):
         path = os.path.join(dest_path, "timestamp.txt")
-        if os.path.isfile(path) and os.stat(path).st_size > TIMESTAMP_BYTES:
-            coursedir.log.warning("%s: %d bytes, not a timestamp; recorded without a submission time",
-                                  path, os.stat(path).st_size)
+        if not os.path.isfile(path):
             return None
-        return read_whole(dest_path)
+        with open(path, "rb") as handle:
+            raw = handle.read(TIMESTAMP_BYTES + 1)
+        try:
+            if len(raw) > TIMESTAMP_BYTES:
+                raise ValueError(f"more than {TIMESTAMP_BYTES} bytes")
+            return parse_utc(raw.decode("utf-8").strip()) if raw.strip() else None
+        except Exception as error:  # noqa: BLE001 - the student's text: whatever dateutil makes of it
+            coursedir.log.warning("%s: not a time (%s); recorded without a submission time", path, error)
+            return None
     coursedir.get_existing_timestamp = get_existing_timestamp
 
 

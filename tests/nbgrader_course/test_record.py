@@ -124,6 +124,18 @@ def test_a_huge_timestamp_txt_is_not_read(course):
     shutil.rmtree(course.root / "autograded" / "huck")  # nbgrader's copy of it (sparse too)
 
 
+@pytest.mark.parametrize("written", ["not a time at all", "\xff\xfe", "2024-13-45 99:99:99 Mars/Olympus"])
+def test_a_timestamp_txt_that_is_no_time_still_records_the_student(course, written):
+    """Red team 3: text that is not a time made nbgrader fail with its own AttributeError, and
+    the student had no gradebook row. Recorded, without a time?"""
+    path = hand_in(course, "odd")
+    (path.parent / "timestamp.txt").write_bytes(written.encode("utf-8", "surrogateescape")
+                                                if written.isprintable() else written.encode("latin-1"))
+    NbgraderCourse.detect([course.root]).record(result("odd", {}), path)
+    with Gradebook(course.db_url) as gradebook:
+        assert gradebook.find_submission(ASSIGNMENT, "odd").timestamp is None
+
+
 def test_notes_on_the_whole_notebook_go_to_its_first_code_cell(course):
     """Do errors without a task show at the top, and a task's own warning in its test cell?"""
     path = hand_in(course, "noted")
