@@ -127,12 +127,17 @@ class _Walk:
                     self._skip(path, HIDDEN)
             elif is_notebook(entry):
                 self._notebook_in_folder(entry, path, entries, depth)
-            elif is_archive(entry.name) and not entry.is_dir(follow_symlinks=False):
-                self._skip(path, ARCHIVE)
-            elif entry.is_symlink():
-                self._linked_folder(entry, path)
-            elif entry.is_dir():
+            elif entry.is_dir(follow_symlinks=False):
                 self._subfolder(entry, path, depth, nbgrader)
+            else:
+                self._other_entry(entry, path)
+
+    def _other_entry(self, entry: os.DirEntry, path: Path) -> None:
+        """A link (refused or named) or an archive (named); any other file is not a submission."""
+        if entry.is_symlink():
+            self._linked_folder(entry, path)
+        elif is_archive(entry.name):
+            self._skip(path, ARCHIVE)
 
     def _notebook_in_folder(self, entry: os.DirEntry, path: Path, entries: list[os.DirEntry], depth: int) -> None:
         """A notebook of a folder of notebooks: its stem is the id. One that lies alone in a
