@@ -116,6 +116,17 @@ def _on(arguments: list, device: str) -> list:
     return [moved(a) for a in arguments]
 
 
+def _before(calls: list[Call], i: int) -> str:
+    """The calls made on the same module before call ``i``: what a module that keeps something
+    between calls answers from (blind corpus 6: the code alone passed in a fresh module)."""
+    def lens(call: Call) -> str:
+        given = call.case.tensors["valid_lens"]
+        return "None" if given is None else f"torch.tensor({given.tolist()})"
+    return "".join(f"# made before, on the same module: {'module.train(); ' if c.train else ''}"
+                   f"module(earlier_queries, earlier_keys, earlier_values, valid_lens={lens(c)})\n"
+                   for c in calls[:i])
+
+
 def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
     """The output (or the stored weights) of each call in the sequence, as the call left them
     and after the last call, against the reference's."""
@@ -137,7 +148,7 @@ def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
             later = "" if moment == "now" else "\n" + "\n".join(f"# ...then: {THEN[c.context]}" for c in calls[i + 1:])
             check_tensor(got, want, tol, text(f"context.{call.context}", what=what, moment=text(f"context.{moment}"),
                                               keys=K),
-                         _code(call) + later, shape)
+                         _before(calls, i) + _code(call) + later, shape)
 
 
 def gradients_in_train_mode(student, task: AttentionTask, device: str) -> None:

@@ -104,3 +104,12 @@ def test_expected_and_got_show_the_values_around_the_largest_difference():
     finding = failed.value.finding
     assert finding.expected.startswith("[..., ") and "1786" in finding.expected and "1791" not in finding.expected
     assert "1786" not in finding.got and "1791" in finding.got  # 1786 + 5 at key 286
+
+
+def test_a_failure_in_the_books_call_sequence_names_the_calls_before_it():
+    """Blind corpus 6: lengths kept from the last call failed on valid_lens=None, and the code
+    shown for it passed in a fresh module. Does the failing input name the calls made before?"""
+    result = grade(mutant("dot_product_attention-valid_lens_kept_from_the_last_call"))
+    codes = [c.finding.case_code for c in result.checks if not c.passed and c.finding and c.finding.case_code]
+    assert any("# made before, on the same module:" in code and "valid_lens=torch.tensor([100, 300])" in code
+               for code in codes), codes
