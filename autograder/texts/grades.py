@@ -14,10 +14,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "grades.class_autograded": ("mean autograded score {mean} / {max}",
                                 "средняя автоматическая оценка {mean} / {max}"),
     "grades.class_entered": (
-        "written answers ({tasks}): points entered for {entered} of {count} submissions, mean {mean} / {max}; "
-        "their totals: mean {total_mean} / {total_max}",
-        "письменные ответы ({tasks}): баллы выставлены в {entered} из {count} работ, среднее {mean} / {max}; "
-        "их итог: среднее {total_mean} / {total_max}"),
+        "written answers ({tasks}): points entered for {entered} of {count} submissions (in an nbgrader "
+        "course, an answer left as released counts 0), mean {mean} / {max}; their totals: mean {total_mean} / "
+        "{total_max}",
+        "письменные ответы ({tasks}): баллы выставлены в {entered} из {count} работ (в курсе nbgrader ответ, "
+        "оставленный как в шаблоне, считается за 0), среднее {mean} / {max}; их итог: среднее {total_mean} / "
+        "{total_max}"),
     "grades.class_pending": (
         "written answers ({tasks}; up to {max} points): no points entered yet (formgrader in an nbgrader "
         "course, else manual_points.csv in the results folder)",

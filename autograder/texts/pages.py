@@ -72,9 +72,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.report.warning": ("warning", "предупреждение"),
     "page.report.who": ("who", "у кого"),
     "page.report.written_entered": (
-        "Written answers ({tasks}): points entered for {entered} of {count} submissions, mean {mean} of "
-        "{max}; the totals of those {entered}, autograded and written: mean {total_mean} of {total_max}.",
-        "Письменные ответы ({tasks}): баллы выставлены в {entered} из {count} работ, среднее {mean} из "
+        "Written answers ({tasks}): points entered for {entered} of {count} submissions (in an nbgrader "
+        "course, an answer left as released counts 0), mean {mean} of {max}; the totals of those {entered}, autograded and written: mean {total_mean} of {total_max}.",
+        "Письменные ответы ({tasks}): баллы выставлены в {entered} из {count} работ (в курсе nbgrader "
+        "ответ, оставленный как в шаблоне, считается за 0), среднее {mean} из "
         "{max}; итог этих работ ({entered}), автоматическая оценка и письменные ответы: среднее "
         "{total_mean} из {total_max}."),
     "page.report.written": ("written answer", "письменный ответ"),
