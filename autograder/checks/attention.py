@@ -7,6 +7,7 @@ One property per check (SPEC §3): the output, the stored ``attention_weights``,
 that links them, the gradients, dropout in each mode and the device are judged apart,
 so a module whose output is right but that keeps no weights loses the weights' points only.
 """
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,8 +21,8 @@ from ..results import text
 from ..sandbox.protocol import Handle
 from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
-from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin, heatmap,
-                      in_dtype, reference_result, tolerance)
+from .compare import (call_float64, check_shape, check_tensor, close, fingerprint, float32_inside, float64_twin,
+                      heatmap, in_dtype, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
@@ -261,16 +262,37 @@ def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
     return _CALLED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), call)
 
 
-def compare_output(student, task: AttentionTask, case: Case, device: str) -> None:
+# The known mistakes the output check named, per student, task and device: the narrower
+# checks (2-D valid_lens, queries and keys of different sizes) do not charge them again.
+_NAMED = PerStudent()
+
+
+def compare_output(student, task: AttentionTask, case: Case, device: str, narrower: bool = False) -> None:
+    """The output against the reference's. In a ``narrower`` check, an output that the
+    mistake the output check named explains is not charged again (SPEC §3: one mistake costs
+    points once); the narrower property (the sizes, the 2-D lengths) is still judged."""
     reference, got, got_weights = called(student, task, case, device)
     output, weights, tol = expected(reference, case)
+    named = _NAMED.get(student, (task.name, device), set)
     try:
         check_tensor(got, output, tol, OUTPUT, case.code, "(B, Q, v)")
     except CheckFailed as failed:
+        if narrower and _explained(task, reference, case, got, output, tol, named):
+            return
         failed.finding.mistake = (_diagnose(student, task, reference, case, got, max(tol, 1e-5), False, device)
                                   or float32_inside(got, output, tol, case.tensors["queries"].dtype))
+        if not narrower and failed.finding.mistake:
+            named.add(failed.finding.mistake)
         failed.finding.heatmap = heatmap(got_weights, weights)
         raise
+
+
+def _explained(task: AttentionTask, reference, case: Case, got, output: Tensor, tol: float, named: set) -> bool:
+    """Whether one of the ``named`` mistakes gives the student's output on ``case``."""
+    if "float32_inside" in named and float32_inside(got, output, tol, case.tensors["queries"].dtype):
+        return True
+    _, _, variants = _observe(task, reference, case, got, weights=False)
+    return any(variants.get(m) is not None and close(got, variants[m], max(tol, 1e-5)) for m in named)
 
 
 def compare_weights(student, task: AttentionTask, case: Case, device: str) -> None:
@@ -315,12 +337,13 @@ def _shape(task: AttentionTask):
 def _law(task: AttentionTask):
     """Eval mode: output == attention_weights @ values row by row, rows of valid length 0
     included (SPEC §2), and finite there (as masked_softmax's rows are). The law passes when
-    no (B, Q, K) weights are kept: the weights check charges that, and a module whose output
+    no (B, Q, K) weights are kept, and where the output is the reference's: the weights check
+    charges weights that are not the weights (scores kept instead), and a module whose output
     is right loses the weights' points only (SPEC §3)."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
-            _, _, got, weights = build_called(student, task, case, ctx.device)
+            reference, _, got, weights = build_called(student, task, case, ctx.device)
             q, k, v, lens = inputs(case, device=ctx.device)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
             empty = (lens if lens.dim() == 2 else lens[:, None].expand(q.shape[:2])) == 0  # (B, Q)
@@ -328,6 +351,9 @@ def _law(task: AttentionTask):
                 raise fail(text("attention.empty_row_not_finite"), case_code=case.code(),
                            expected=text("softmax.finite_row"), got=str(got[empty][0].tolist()))
             if not isinstance(weights, Tensor) or tuple(weights.shape) != (q.shape[0], q.shape[1], k.shape[1]):
+                return
+            output, _, tol = expected(reference, case)
+            if close(got, output, tol):
                 return
             product = weights.double() @ v.double()  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
             tol = (1e-9 if q.dtype == torch.float64 else 1e-5) * (1 + product.abs().nan_to_num().max().item())
@@ -364,23 +390,28 @@ def _attending_case(task: AttentionTask) -> Case:
 
 def gradients_judged(student, task: AttentionTask, case: Case, device: str, train: bool = False,
                      code: str | None = None) -> bool:
-    """Fail on the first of the student's gradients that differs from the reference's, on the
-    float64 ``case`` (the module in train mode at dropout 0 when ``train``); False when not
-    judged (the output differs: the output checks charge that)."""
+    """Fail on the first of the student's gradients that is wrong, on the float64 ``case`` (the
+    module in train mode at dropout 0 when ``train``): against the reference's where the output
+    is right, against the student's own forward where not (``gradients``); False when not
+    judged (an example where the output cannot show the attention, or an output that does not
+    change with the keys: without tanh, additive attention's output does not change with the
+    queries, and its gradients are still judged)."""
     reference, module = build(student, task, case, device=device)
     if train:
         module.train()
     q, k, v, lens = inputs(case)
     R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
-    reply = gradients.student_gradients(student, module.handle, [[None, inputs(case, device=device)]],
-                                        R.to(device), first_item=False)
+    calls, names = [[None, inputs(case, device=device)]], ["queries", "keys", "values"]
+    reply = gradients.student_gradients(student, module.handle, calls, R.to(device), first_item=False)
     output, expected_inputs, expected_params = reference_result(
         "attention gradients", lambda: gradients.reference_gradients(
             lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v],
             reference, R), reference, [q, k, v, lens], R)
-    judged = gradients.compare(reply, output, ["queries", "keys", "values"], expected_inputs,
-                               expected_params, code or case.code())
-    return judged and _informative(case)
+    if not _informative(case):
+        return False
+    return gradients.compare(reply, output, names, expected_inputs, expected_params, code or case.code()) or \
+        gradients.own_forward_judged(student, module.handle, calls, reply, R, inputs(case, device=device)[:3], names,
+                                     expected_params, [1], code or case.code(), first_item=False)
 
 
 def _informative(case: Case) -> bool:
@@ -401,10 +432,11 @@ def checks_for(task_id: str) -> list[Check]:
         return Check(name, text(f"what.attention.{name}"), run)
     checks = [check("output shape", _shape(task)),
               check("matches the reference", _matches(task, compare_output, two_d=False if task.two_d_check else None))]
+    narrower = functools.partial(compare_output, narrower=True)
     if task.two_d_check:
-        checks.append(check("matches the reference with 2-D valid_lens", _matches(task, compare_output, two_d=True)))
+        checks.append(check("matches the reference with 2-D valid_lens", _matches(task, narrower, two_d=True)))
     if task.different_sizes:
-        checks.append(check("queries and keys of different sizes", _matches(task, compare_output, same_sizes=False)))
+        checks.append(check("queries and keys of different sizes", _matches(task, narrower, same_sizes=False)))
     return checks + [check(WEIGHTS_CHECK,  # the output check's examples
                            _matches(task, compare_weights, two_d=False if task.two_d_check else None,
                                     examples_of="matches the reference")),

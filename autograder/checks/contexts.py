@@ -153,9 +153,9 @@ def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
 
 def gradients_in_train_mode(student, task: AttentionTask, device: str) -> None:
     """As a training step runs the module: in train mode at dropout 0 the gradients equal the
-    reference's (float64, the train-mode call's inputs; judged where the output is right, which
-    the weights check charges otherwise); at dropout 0.5 a loss backpropagates (no in-place
-    write into what autograd still needs)."""
+    reference's (float64, the train-mode call's inputs; where the output is not the reference's,
+    they agree with the student's own forward instead); at dropout 0.5 a loss backpropagates
+    (no in-place write into what autograd still needs)."""
     call = next(c for c in _calls(task, torch.float64) if c.train)
     at_zero = (call.case.code() + "\nmodule.train()  # dropout=0"
                "\n(module(queries, keys, values, valid_lens) * R).sum().backward()")
@@ -371,7 +371,8 @@ def _reference_logits(task, case: Case) -> tuple[torch.Tensor, float]:
 
 def decoder_gradients_in_train_mode(student, task, device: str) -> None:
     """In train mode at dropout 0, as training runs the decoder, the gradients equal the
-    reference's (float64, hundreds of source steps; judged where the logits are right)."""
+    reference's (float64, hundreds of source steps; where the logits are not the reference's,
+    they agree with the student's own forward instead)."""
     case = _decoder_case(torch.float64)
     code = (case.code() + "\ndecoder.train()  # dropout=0"
             "\nlogits, _ = decoder(tgt, decoder.init_state(enc_outputs, enc_valid_lens))"

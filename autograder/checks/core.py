@@ -41,7 +41,7 @@ class CheckFailed(Exception):
 
 class CheckBlocked(Exception):
     """No verdict: what the check judges was never there to judge, because the property of
-    the earlier check ``by`` is missing (gradients only of wrong forward values, dropout of
+    the earlier check ``by`` is missing (gradients of an output that attends to nothing, dropout of
     no attention weights, a device for no tensor). It scores nothing and is shown as not
     judged, naming ``by``: never a pass for a property the code was not seen to have."""
 

@@ -42,6 +42,12 @@ DECODERS = {
 }
 
 
+# An LSTM decoder building its state from h alone, as for the GRU encoder's state: (h, h) is the
+# same mistake as (h, zeros_like(h)), named alike.
+H_AS_CELL = "lstm_state_for_gru (h, h)"
+SAME_MISTAKE = {H_AS_CELL: "lstm_state_for_gru"}
+
+
 def _mistaken(task: DecoderTask) -> dict[str, type]:
     """Reference decoders with one known mistake each."""
     base = task.reference
@@ -56,6 +62,9 @@ def _mistaken(task: DecoderTask) -> dict[str, type]:
     if task.lstm:
         variants["cell_state_query"] = type("CellQuery", (base,), {"query_of": staticmethod(
             lambda state: state[1][-1].unsqueeze(1))})
+        for mistake_id, cell_of in (("lstm_state_for_gru", torch.zeros_like), (H_AS_CELL, lambda h: h)):
+            variants[mistake_id] = type("StateFromH", (base,), {"init_state": lambda self, enc, lens, cell_of=cell_of: (
+                enc[0].permute(1, 0, 2), (enc[1][0], cell_of(enc[1][0])), lens)})  # (h, zeros_like(h)), (h, h)
     return variants
 
 
@@ -219,8 +228,8 @@ def _matches(task: DecoderTask):
             except CheckFailed as failed:
                 mistakes = {mid: (lambda cls=cls: expected_logits(task, reference, case, enc_outputs, cls))
                             for mid, cls in _mistaken(task).items()}
-                failed.finding.mistake = name_mistake((got, expected, variant_outputs(mistakes)),
-                                                      lambda: iter(()), max(tol, 1e-5)) \
+                named = name_mistake((got, expected, variant_outputs(mistakes)), lambda: iter(()), max(tol, 1e-5))
+                failed.finding.mistake = SAME_MISTAKE.get(named, named) \
                     or float32_inside(got, expected, tol, case.options["dtype"])  # float32's tolerance above
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
@@ -350,18 +359,20 @@ def _attending_case() -> Case:
 
 def gradients_judged(student, task: DecoderTask, case: Case, device: str, train: bool = False,
                      code: str | None = None) -> bool:
-    """Fail on the first of the student's gradients that differs from the reference's, on the
-    float64 ``case`` (the decoder in train mode at dropout 0 when ``train``); False when not
-    judged (the logits differ: the logits checks charge that)."""
+    """Fail on the first of the student's gradients that is wrong, on the float64 ``case`` (the
+    decoder in train mode at dropout 0 when ``train``): against the reference's where the logits
+    are right, against the student's own forward where not (``gradients``); False when not
+    judged (one source step to attend to, or logits that do not change with the encoder's
+    outputs)."""
     enc_outputs, reference, module = setup(student, task, case, device=device)
     if train:
         module.train()
     tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
     R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
     there, enc_there = on(device, case, enc_outputs)
-    reply = gradients.student_gradients(student, module.handle, [
-        ["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
-        [None, [there.tensors["tgt"], {"result_of": 0}]]], R.to(device))
+    calls = [["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
+             [None, [there.tensors["tgt"], {"result_of": 0}]]]
+    reply = gradients.student_gradients(student, module.handle, calls, R.to(device))
     outputs, hidden = enc_outputs
     leaves = [outputs, *hidden] if task.lstm else [outputs, hidden]
     names = ["enc_outputs[0]", "enc_outputs[1][0]", "enc_outputs[1][1]"] if task.lstm else [
@@ -373,8 +384,12 @@ def gradients_judged(student, task: DecoderTask, case: Case, device: str, train:
     output, expected_inputs, expected_params = reference_result(
         "decoder gradients", lambda: gradients.reference_gradients(forward, leaves, reference, R),
         reference, leaves, tgt, lens, R)
-    judged = gradients.compare(reply, output, names, expected_inputs, expected_params, code or case.code())
-    return judged and _attends(case)
+    if not _attends(case):
+        return False
+    sent = [enc_there[0], *enc_there[1]] if task.lstm else list(enc_there)
+    return gradients.compare(reply, output, names, expected_inputs, expected_params, code or case.code()) or \
+        gradients.own_forward_judged(student, module.handle, calls, reply, R, sent, names, expected_params, [0],
+                                     code or case.code())
 
 
 def _attends(case: Case) -> bool:

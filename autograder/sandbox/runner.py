@@ -11,6 +11,7 @@ line. Student output is captured per request, capped, and returned as ``stdout``
 import ast
 import contextlib
 import io
+import itertools
 import linecache
 import sys
 import traceback
@@ -287,6 +288,43 @@ class Runner:
         return {"output": output.detach() if isinstance(output, torch.Tensor) else output,
                 "inputs": list(grads[:len(leaves)]),
                 "parameters": {name: g for (name, _), g in zip(params, grads[len(leaves):], strict=True)}}
+
+    def op_perturbed(self, target, calls: list, inputs: list, parameters: list, first_item: bool = True) -> dict:
+        """The output of ``calls`` (as in ``gradients``, the same output), then again with one
+        thing shifted at a time: the i-th floating-point argument tensor plus each delta in
+        ``inputs[i]`` (None: not shifted), and the module's parameters plus each ``{name:
+        delta}`` in ``parameters`` (put back exactly after each run). Returns the outputs
+        (``{"output", "inputs": [[...] or None], "parameters": [...]}``); the grader takes the
+        finite differences of them and compares them with the student's gradients."""
+        module = self._target(target)
+
+        def output(shift_input: int | None = None, delta=None):
+            counter = itertools.count()
+
+            def leaf(value):
+                if isinstance(value, torch.Tensor) and value.is_floating_point() and next(counter) == shift_input:
+                    return value + self._in(delta)
+                return value
+            result = self._run_calls(module, calls, leaf)[-1]
+            result = result[0] if first_item and isinstance(result, (tuple, list)) else result
+            return result.detach().clone() if isinstance(result, torch.Tensor) else result
+
+        def shifted(deltas: dict):
+            params = dict(module.named_parameters())
+            saved = {name: params[name].detach().clone() for name in deltas}
+            try:
+                with torch.no_grad():
+                    for name, delta in deltas.items():
+                        params[name].add_(self._in(delta))
+                return output()
+            finally:
+                with torch.no_grad():
+                    for name, value in saved.items():
+                        params[name].copy_(value)
+        return {"output": output(),
+                "inputs": [None if deltas is None else [output(i, d) for d in deltas]
+                           for i, deltas in enumerate(inputs)],
+                "parameters": [shifted(deltas) for deltas in parameters]}
 
     def op_build(self, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
                  dtype: str | None = None, device: str | None = None, seed: int | None = None,

@@ -82,9 +82,11 @@ _WHAT = {
         "длиной 0 (и конечен в них)"),
     "what.attention.gradients match the reference": (
         "the gradients with respect to queries, keys, values and every parameter equal the reference's "
-        "(float64; judged where the output is right)",
-        "градиенты по запросам, ключам, значениям и всем параметрам совпадают с эталоном (float64; "
-        "там, где выход верен)"),
+        "(float64); where your output or a gradient differs from the reference's, they agree with your own "
+        "output's finite differences instead, so a formula mistake costs the output's points only",
+        "градиенты по запросам, ключам, значениям и всем параметрам совпадают с эталоном (float64); там, "
+        "где ваш выход или градиент отличается от эталона, они согласуются с конечными разностями вашего "
+        "собственного выхода, так что ошибка в формуле стоит только баллов за выход"),
     "what.attention.deterministic in eval mode": (
         "in eval mode, with dropout > 0, the output equals the output without dropout, call after call",
         "в режиме eval при dropout > 0 выход равен выходу без dropout при каждом вызове"),
@@ -111,9 +113,11 @@ _WHAT = {
         "пошаговое декодирование с передачей состояния совпадает с декодированием всей цели сразу"),
     "what.decoder.gradients match the reference": (
         "the gradients with respect to the encoder's outputs and state and to every parameter of "
-        "`embedding`, `rnn`, `dense` and `attention` equal the reference's (float64; judged where the logits are right)",
+        "`embedding`, `rnn`, `dense` and `attention` equal the reference's (float64); where the logits or a "
+        "gradient differ from the reference's, they agree with your own logits' finite differences instead",
         "градиенты по выходам и состоянию кодировщика и по всем параметрам `embedding`, `rnn`, `dense` и "
-        "`attention` совпадают с эталоном (float64; там, где логиты верны)"),
+        "`attention` совпадают с эталоном (float64); там, где логиты или градиент отличаются от эталона, они "
+        "согласуются с конечными разностями ваших собственных логитов"),
     "what.decoder.deterministic in eval mode": (
         "in eval mode, with dropout > 0, the logits equal the logits without dropout, and decoding again "
         "from the same state gives them again",
@@ -222,10 +226,23 @@ _PROBLEMS = {
     "dropout.rate": (
         "with dropout={p} in train mode, the share of zeroed weights is far from p",
         "при dropout={p} в режиме обучения доля обнулённых весов далека от p"),
-    "tensor.gradient_of": ("gradient with respect to {name}", "градиент по {name}"),
     "gradients.none": ("no gradient reaches {name} (is something detached from the graph?)",
                        "градиент не доходит до {name} (что-то отсоединено от графа вычислений?)"),
     "gradients.some": ("a gradient (as in the reference)", "градиент (как у эталона)"),
+    "gradients.own_forward": (
+        "along a random direction of {name}, (output * R).sum() changes otherwise than your gradients say: "
+        "they were checked against your own forward (finite differences in float64), as your output or your "
+        "gradients are not the reference's. Something cuts or bends the gradient: .detach(), .data, "
+        "torch.no_grad(), a NumPy round trip, .item(), or an in-place write into a tensor autograd still needs",
+        "вдоль случайного направления по {name} (output * R).sum() меняется не так, как говорят ваши "
+        "градиенты: они проверены по вашему собственному прямому проходу (конечные разности в float64), "
+        "так как ваш выход или ваши градиенты не совпадают с эталоном. Что-то обрывает или искажает "
+        "градиент: .detach(), .data, torch.no_grad(), переход через NumPy, .item() или запись на месте в "
+        "тензор, который ещё нужен autograd"),
+    "gradients.the_parameters": ("the parameters", "параметрам"),
+    "gradients.by_differences": ("{value} (finite differences of your own output)",
+                                 "{value} (конечные разности вашего собственного выхода)"),
+    "gradients.by_autograd": ("{value} (your gradients, by autograd)", "{value} (ваши градиенты, через autograd)"),
     "gradients.missing_parameter": ("parameter {name} not found", "параметр {name} не найден"),
     "attention.dropout_on_output": (
         "in train mode the output is not the dropped weights times the values: dropout is applied to the "

@@ -52,3 +52,45 @@ def test_a_forged_reply_fails_the_students_checks_not_the_grader(task_id, checks
         checks = {"step by step equals teacher forcing"}
     assert set(failed) == checks, failed
     assert "check.grader_error" not in failed.values(), failed
+
+
+def _forged_perturbed(kind: str):
+    """A ``perturbed`` reply forged from the honest one."""
+    def forge(honest: dict):
+        if kind == "not_a_dict":
+            return [1, 2, 3]
+        if kind == "inputs_short":
+            return {**honest, "inputs": honest["inputs"][:1]}
+        if kind == "no_change":  # every shifted output the same as the unshifted one
+            same = [honest["output"]] * 4
+            return {**honest, "inputs": [same for _ in honest["inputs"]], "parameters": same}
+        if kind == "nan_outputs":
+            nan = [torch.full_like(honest["output"], float("nan"))] * 4
+            return {**honest, "inputs": [nan for _ in honest["inputs"]], "parameters": nan}
+        if kind == "wrong_shapes":
+            small = [torch.zeros(1)] * 4
+            return {**honest, "inputs": [small for _ in honest["inputs"]], "parameters": small}
+        raise AssertionError(kind)
+    return forge
+
+
+@pytest.mark.parametrize("kind", ["not_a_dict", "inputs_short", "no_change", "nan_outputs", "wrong_shapes"])
+def test_a_forged_perturbed_reply_never_passes_the_gradients(kind):
+    """Where the output is wrong, the gradients are judged against the worker's own finite
+    differences (``perturbed``): a forged reply fails the check or leaves it not judged, and
+    never becomes the grader's error."""
+    no_tanh = next(m for m in ATTENTION if m.id == "additive_attention-no_tanh")
+    runner = Runner()
+    runner.use_namespace(notebook_namespace())
+    assert "error" not in runner.handle({"op": "exec", "args": {"label": no_tanh.task_id, "source": no_tanh.source}})
+    honest, forge = local_student(runner).transport, _forged_perturbed(kind)
+
+    def transport(request: dict) -> dict:
+        reply = honest(request)
+        if request["op"] == "perturbed" and "value" in reply:
+            return {**reply, "value": forge(reply["value"])}
+        return reply
+    result = grade_task(Student(transport), settings("attention_scoring"), no_tanh.task_id).result
+    gradients = next(c for c in result.checks if c.name == "gradients match the reference")
+    assert not gradients.passed and gradients.score == 0
+    assert all(c.finding is None or c.finding.problem.id != "check.grader_error" for c in result.checks)

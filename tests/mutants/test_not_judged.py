@@ -44,3 +44,12 @@ def test_the_laws_of_a_softmax_of_zeros_are_not_judged():
     seen = {c.name: (c.passed, c.score, c.blocked_by) for c in zeros.checks}
     for name in ("zero weight beyond valid length", "finite row for valid length 0"):
         assert seen[name] == (False, 0.0, "rows sum to one over valid keys"), (name, seen[name])
+
+
+def test_gradients_of_an_output_that_does_not_change_with_the_keys_are_not_judged():
+    """Where the output is wrong, the gradients are judged against the student's own forward,
+    but only where the output changes with the keys: code attending to nothing (here, the
+    values' mean scaled by the queries) gets nothing for gradients that flow."""
+    seen = verdicts(returning("queries.sum(-1, keepdim=True).tanh() * values.mean(1, keepdim=True)"))
+    assert seen["matches the reference"][0] is False
+    assert seen["gradients match the reference"] == (False, 0.0, "matches the reference")

@@ -4,6 +4,7 @@ it by the fix. The drawn examples are small, fresh and contiguous; the decoder p
 ``enc_outputs.permute(1, 0, 2)`` as keys and values, calls a module again and again, trains it.
 """
 from .harness import Mutant
+from .variants_attention import _distance as _distance_cell
 from .variants_decoders import DOT as DOT_DEC, INIT_STATE, LSTM, SEQ, _cell, _loop
 
 SOFTMAX, DOT, ADD, DIST, BIL = ("masked_softmax", "dot_product_attention", "additive_attention",
@@ -461,3 +462,92 @@ MUTANTS += [
         "        return outputs.permute(1, 0, 2), (enc_outputs")), correct=False,
            fails_only=("step by step equals teacher forcing",)),
 ]
+
+# Found by blind corpus 6: the gradients of a wrong forward were not judged, and so scored 0
+# beside the output's own failure. They are now judged against the student's own forward
+# (finite differences): a formula mistake keeps the gradients' points, a cut gradient under a
+# formula mistake still loses them.
+_NO_TANH = '''
+class AdditiveAttention(nn.Module):
+    def __init__(self, num_hiddens, dropout):
+        super().__init__()
+        self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+        self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+        self.w_v = nn.LazyLinear(1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens):
+        keys = self.W_k(keys){cut}
+        features = self.W_q(queries).unsqueeze(2) + keys.unsqueeze(1)  # no tanh
+        self.attention_weights = masked_softmax(self.w_v(features).squeeze(-1), valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+_POSITIVE = "torch.cdist(q, k) ** 2 / (2 * math.sqrt(d))"
+MUTANTS += [
+    Mutant(ADD, "no_tanh_keeps_its_gradients", _NO_TANH.format(cut=""), correct=False, mistake="no_tanh",
+           fails_only=(*MATCHES, *WEIGHTS)),
+    Mutant(ADD, "no_tanh_and_keys_projected_without_gradient", _NO_TANH.format(cut=".detach()"), correct=False,
+           must_fail=(*MATCHES, *GRADIENTS)),
+    Mutant(DIST, "positive_distance_keeps_its_gradients", _distance_cell(_POSITIVE), correct=False,
+           fails_only=(*MATCHES, *WEIGHTS)),
+    Mutant(DIST, "positive_distance_and_output_from_detached_weights",
+           _distance_cell(_POSITIVE, tail="self.dropout(self.attention_weights).detach() @ values"), correct=False,
+           must_fail=(*MATCHES, *WEIGHTS, *GRADIENTS)),
+    Mutant(SEQ, "first_layer_query_keeps_its_gradients", _cell(SEQ, _loop(query="hidden_state[0].unsqueeze(1)")),
+           correct=False, fails_only=(*MATCHES, "attention weights per step match the reference")),
+    Mutant(SEQ, "first_layer_query_and_embedding_without_gradient", _cell(SEQ, _loop(
+        query="hidden_state[0].unsqueeze(1)").replace(
+        "X = self.embedding(X).permute(1, 0, 2)", "X = self.embedding(X).detach().permute(1, 0, 2)")),
+        correct=False, must_fail=(*MATCHES, *GRADIENTS)),
+    Mutant(DOT_DEC, "context_after_embedding_and_encoder_outputs_detached", _cell(DOT_DEC, _loop(
+        step_input="torch.cat((x.unsqueeze(1), context), dim=-1)").replace(
+        "enc_outputs, hidden_state, enc_valid_lens = state",
+        "enc_outputs, hidden_state, enc_valid_lens = state\n        enc_outputs = enc_outputs.detach()")),
+        correct=False, must_fail=(*MATCHES, *GRADIENTS)),
+]
+
+# Found by blind corpus 6 too: the narrower checks charged a formula mistake again (2-D
+# valid_lens for a missing 1/sqrt(d), different sizes for a missing tanh), and the law charged
+# kept scores beside the weights check. The narrower property is still judged under a named
+# mistake; the law, where the output is not the reference's.
+_DOT_NO_SQRT = '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scores = queries @ keys.transpose(1, 2){scale}  # (B, Q, K){lens}
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return self.dropout({kept}) @ values
+'''
+_FIRST_QUERY_LENS = """
+        if valid_lens is not None and valid_lens.dim() == 2:
+            valid_lens = valid_lens[:, 0]  # the first query's lengths for every query"""
+MUTANTS += [
+    Mutant(DOT, "no_sqrt_charged_once", _DOT_NO_SQRT.format(scale="", lens="", kept="self.attention_weights"),
+           correct=False, mistake="no_sqrt", fails_only=(*MATCHES, *WEIGHTS)),
+    Mutant(DOT, "no_sqrt_and_first_query_lengths_for_all", _DOT_NO_SQRT.format(
+        scale="", lens=_FIRST_QUERY_LENS, kept="self.attention_weights"), correct=False,
+        must_fail=(*MATCHES, "matches the reference with 2-D valid_lens")),
+    Mutant(DOT, "keeps_the_scores_as_its_weights", _DOT_NO_SQRT.format(
+        scale=" / math.sqrt(queries.shape[-1])", lens="", kept="masked_softmax(scores, valid_lens)").replace(
+        "self.attention_weights = masked_softmax(scores, valid_lens)", "self.attention_weights = scores"),
+        correct=False, fails_only=WEIGHTS),
+    Mutant(ADD, "no_tanh_and_queries_cut_to_the_key_size", _NO_TANH.format(cut="").replace(
+        "        keys = self.W_k(keys)", "        queries = queries[..., :keys.shape[-1]]  # \"the sizes must agree\"\n"
+        "        keys = self.W_k(keys)"), correct=False,
+        must_fail=(*MATCHES, "queries and keys of different sizes")),
+]
+
+# Found by blind corpus 6: an LSTM decoder whose init_state keeps h of the LSTM encoder's (h, c)
+# and builds the cell state from it, as for the GRU encoder's single h. It can be called as the
+# contract says, so its checks grade it; its logits' failure names the GRU-state mistake.
+MUTANTS += [
+    Mutant(LSTM, f"init_state_builds_{name}_from_h", _cell(LSTM, _loop(
+        query="hidden_state[0][-1].unsqueeze(1)").replace(
+        "        return outputs.permute(1, 0, 2), hidden_state, enc_valid_lens",
+        f"        h = hidden_state[0]  # the GRU's state: one tensor\n"
+        f"        return outputs.permute(1, 0, 2), (h, {cell}), enc_valid_lens")), correct=False,
+        mistake="lstm_state_for_gru")
+    for name, cell in (("zero_cell", "torch.zeros_like(h)"), ("h_as_cell", "h"))]
