@@ -23,7 +23,7 @@ from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
 from .compare import (call_float64, check_shape, check_tensor, close, fingerprint, float32_inside, float64_twin,
                       heatmap, in_dtype, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, search
+from .core import Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
@@ -236,10 +236,7 @@ def _diagnose(student, task: AttentionTask, reference, case: Case, got, tol: flo
               device: str):
     def probes():
         for lens in (torch.tensor([1, 3]), torch.tensor([[1, 2, 4], [3, 5, 2]])):
-            probe = Case({"queries": values((2, 3, 4), 2.0, 11, torch.float32)[0],
-                          "keys": values((2, 5, 4), 2.0, 12, torch.float32)[0],
-                          "values": values((2, 5, 2), 2.0, 13, torch.float32)[0], "valid_lens": lens},
-                         options={"num_hiddens": 3})
+            probe = _probe_case(lens)
             probe_reference, module = build(student, task, probe, device=device)
             probe_got = module(*inputs(probe, device=device))
             if weights:
@@ -262,37 +259,65 @@ def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
     return _CALLED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), call)
 
 
-# The known mistakes the output check named, per student, task and device: the narrower
-# checks (2-D valid_lens, queries and keys of different sizes) do not charge them again.
-_NAMED = PerStudent()
+# What the output check saw, per student, task and device: the narrower checks (2-D
+# valid_lens, queries and keys of different sizes) do not charge it again.
+_MAIN = PerStudent()
 
 
 def compare_output(student, task: AttentionTask, case: Case, device: str, narrower: bool = False) -> None:
-    """The output against the reference's. In a ``narrower`` check, an output that the
-    mistake the output check named explains is not charged again (SPEC §3: one mistake costs
-    points once); the narrower property (the sizes, the 2-D lengths) is still judged."""
+    """The output against the reference's. In a ``narrower`` check, after the output check
+    failed, an output that its named mistake explains, or (2-D valid_lens) that equals the
+    student's own with each query's lengths alone (the 1-D form), is not charged again (SPEC
+    §3: one mistake costs points once); the narrower property (the sizes, the 2-D lengths)
+    is still judged."""
     reference, got, got_weights = called(student, task, case, device)
     output, weights, tol = expected(reference, case)
-    named = _NAMED.get(student, (task.name, device), set)
+    main = _MAIN.get(student, (task.name, device), MainCheck)
     try:
         check_tensor(got, output, tol, OUTPUT, case.code, "(B, Q, v)")
     except CheckFailed as failed:
-        if narrower and _explained(task, reference, case, got, output, tol, named):
+        if narrower and main.failed and _explained(student, task, reference, case, got, output, tol, main.named,
+                                                   device):
             return
         failed.finding.mistake = (_diagnose(student, task, reference, case, got, max(tol, 1e-5), False, device)
                                   or float32_inside(got, output, tol, case.tensors["queries"].dtype))
-        if not narrower and failed.finding.mistake:
-            named.add(failed.finding.mistake)
+        if not narrower:
+            main.saw(failed.finding.mistake)
         failed.finding.heatmap = heatmap(got_weights, weights)
         raise
 
 
-def _explained(task: AttentionTask, reference, case: Case, got, output: Tensor, tol: float, named: set) -> bool:
-    """Whether one of the ``named`` mistakes gives the student's output on ``case``."""
+def _explained(student, task: AttentionTask, reference, case: Case, got, output: Tensor, tol: float, named: set,
+               device: str) -> bool:
+    """Whether one of the ``named`` mistakes, or the student's own 1-D form, gives ``got``."""
     if "float32_inside" in named and float32_inside(got, output, tol, case.tensors["queries"].dtype):
         return True
     _, _, variants = _observe(task, reference, case, got, weights=False)
-    return any(variants.get(m) is not None and close(got, variants[m], max(tol, 1e-5)) for m in named)
+    if any(variants.get(m) is not None and close(got, variants[m], max(tol, 1e-5)) for m in named):
+        return True
+    lens = case.tensors["valid_lens"]
+    if lens is None or lens.dim() != 2 or not isinstance(got, Tensor):
+        return False
+    try:
+        unmasked = called(student, task, Case({**case.tensors, "valid_lens": None}, options=case.options), device)[1]
+        own = _in_1d_form(student, task, case, device)
+    except StudentError:
+        return False
+    # an output the lengths do not change shows no masking to judge (code attending to nothing)
+    return not close(got, unmasked, max(tol, 1e-5)) and own is not None and close(got, own, max(tol, 1e-5))
+
+
+def _in_1d_form(student, task: AttentionTask, case: Case, device: str) -> Tensor | None:
+    """The student's output for ``case``'s 2-D lengths, one query at a time with its (B,)
+    lengths: (B, Q, v), or None where a row is not a (B, 1, ...) tensor."""
+    lens, rows = case.tensors["valid_lens"], []
+    for q in range(lens.shape[1]):
+        one = Case({**case.tensors, "queries": case.tensors["queries"][:, q:q + 1].contiguous(),
+                    "valid_lens": lens[:, q].contiguous()}, options=case.options)
+        rows.append(called(student, task, one, device)[1])
+    if not all(isinstance(r, Tensor) and r.dim() == 3 and r.shape[:2] == (lens.shape[0], 1) for r in rows):
+        return None
+    return torch.cat(rows, 1)  # Q x (B, 1, v) -> (B, Q, v)
 
 
 def compare_weights(student, task: AttentionTask, case: Case, device: str) -> None:
@@ -331,7 +356,17 @@ def _shape(task: AttentionTask):
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, min_len=0),
                test, ctx, max_examples=5)
+        for lens in (torch.tensor([1, 3]), torch.tensor([[1, 2, 4], [3, 5, 2]]), None):  # each form, always
+            in_context(_probe_case(lens), test)
     return run
+
+
+def _probe_case(lens) -> Case:
+    """A fixed small example (2 sentences, 3 queries, 5 keys) with these valid_lens."""
+    return Case({"queries": values((2, 3, 4), 2.0, 11, torch.float32)[0],
+                 "keys": values((2, 5, 4), 2.0, 12, torch.float32)[0],
+                 "values": values((2, 5, 2), 2.0, 13, torch.float32)[0], "valid_lens": lens},
+                options={"num_hiddens": 3})
 
 
 def _law(task: AttentionTask):

@@ -2,11 +2,12 @@
 code passes them"): the drawn examples are small, fresh and contiguous; the decoders and the
 training loop are none of these.
 
-One module, built with the reference's weights, is called four times in a row in the worker:
+One module, built with the reference's weights, is called four or five times in a row in the worker:
 as the decoder calls it (keys and values ``enc_outputs.permute(1, 0, 2)``, non-contiguous,
 hundreds of them, the queries far from every key); again on the same key and value tensors with new
 values written into them (a training loop's reused buffers: nothing may be cached by a
 tensor's identity); with ``valid_lens=None`` (nothing masked, whatever the call before masked);
+with another feature size, where the module has no parameters (nothing kept of the first sizes);
 in train mode at dropout 0 (it keeps ``attention_weights`` there too). Each call's output and
 weights are compared with the reference's twice: as the call left them, and after the last
 call (a later call must not change what an earlier one returned). And a module with dropout
@@ -39,19 +40,26 @@ class Call:
 
 
 def _calls(task: AttentionTask, dtype=torch.float32) -> list[Call]:
-    def case(seed: int, lens, offset: float = 0.0) -> Case:
-        queries, q_recipe = values((B, Q, D), 2.0, seed, dtype, offset)
-        keys, k_recipe = values((B, K, D), 2.0, seed + 1, dtype)
+    def case(seed: int, lens, offset: float = 0.0, features: int = D) -> Case:
+        queries, q_recipe = values((B, Q, features), 2.0, seed, dtype, offset)
+        keys, k_recipe = values((B, K, features), 2.0, seed + 1, dtype)
         return Case({"queries": queries, "keys": keys, "values": keys.clone(), "valid_lens": lens},
                     options={"num_hiddens": 3} if task.hidden else {},
                     recipes={"queries": q_recipe, "keys": k_recipe, "values": k_recipe})
+    # A module without parameters may be called with another feature size (its 1/sqrt(d) is
+    # that call's): nothing of an earlier call's sizes may stay (blind corpus 7: a scale cached
+    # at the first call). Additive and bilinear attention fix their sizes at the first call.
+    other_size = [] if task.different_sizes else [Call(case(71, torch.tensor([3, K]), features=D + 3), False, False,
+                                                       "other_size")]
     return [Call(case(31, torch.tensor([100, K]), FAR), False, True, "as_decoder"),
             Call(case(61, torch.tensor([100, K])), False, True, "inputs_overwritten"),
             Call(case(41, None), False, True, "none_after_lens"),
+            *other_size,
             Call(case(51, torch.tensor([[3, K + 5], [70, 1]])), True, False, "train_mode")]
 
 
 THEN = {"none_after_lens": "module(other_queries, other_keys, other_values, valid_lens=None)",
+        "other_size": f"module(other_queries, other_keys, other_values, lens)  # {D + 3} features, not {D}",
         "train_mode": "module.train(); module(other_queries, other_keys, other_values, other_valid_lens)",
         "inputs_overwritten": "keys[:] = new_keys; values[:] = new_values; module(new_queries, keys, values, lens)"}
 

@@ -310,6 +310,20 @@ class PerStudent:
         return seen[key]
 
 
+@dataclass
+class MainCheck:
+    """What a task's main value check saw, for the narrower checks after it (2-D lengths, no
+    lengths, other sizes): whether it failed, and the known mistakes it named. A narrower
+    check does not charge again what these explain (SPEC §3: one mistake costs points once)."""
+    failed: bool = False
+    named: set = field(default_factory=set)
+
+    def saw(self, mistake: str | None) -> None:
+        self.failed = True
+        if mistake:
+            self.named.add(mistake)
+
+
 class Kept:
     """Values made once per process by key (the reference modules per size), the oldest
     dropped beyond ``size``."""

@@ -187,6 +187,10 @@ _PROBLEMS = {
         "{what} of a call with `valid_lens=None` right after a call with lengths (nothing is masked now), {moment}",
         "{what} при вызове с `valid_lens=None` сразу после вызова с длинами (теперь ничего не маскируется), "
         "{moment}"),
+    "context.other_size": (
+        "{what} of a call with another feature size d than the calls before (its scale is this call's), {moment}",
+        "{what} при вызове с другим числом признаков d, чем у предыдущих вызовов (масштаб — этого вызова), "
+        "{moment}"),
     "context.train_mode": ("{what} of a call in train mode at `dropout=0`, as in training, {moment}",
                            "{what} при вызове в режиме обучения с `dropout=0`, как при обучении, {moment}"),
     "context.long_source": ("{what} of the whole target decoded at once over {steps} source steps",
@@ -292,8 +296,10 @@ _PROBLEMS = {
         "ваш код работает на CPU, но вызывает исключение {type}, когда входы на другом устройстве (GPU)"
         "{message}{where}"),
     "devices.differs": (
-        "with its inputs on another device (a GPU) your code returns something else than on the CPU",
-        "когда входы на другом устройстве (GPU), ваш код возвращает не то же, что на CPU"),
+        "with its inputs on another device (a GPU) your code returns another structure, shape or dtype than "
+        "on the CPU",
+        "когда входы на другом устройстве (GPU), ваш код возвращает другую структуру, форму или dtype, чем "
+        "на CPU"),
     "devices.runs_nowhere": (
         "your code raises {type} on the CPU for every input of this check{message}, so it runs on no device",
         "ваш код вызывает исключение {type} на CPU для всех входов этой проверки{message}, то есть не "

@@ -551,3 +551,62 @@ MUTANTS += [
         f"        return outputs.permute(1, 0, 2), (h, {cell}), enc_valid_lens")), correct=False,
         mistake="lstm_state_for_gru")
     for name, cell in (("zero_cell", "torch.zeros_like(h)"), ("h_as_cell", "h"))]
+
+# Found by blind corpus 7: a mistake of one form charged again by the other forms' checks
+# (float32 inside masked_softmax, an unnamed formula mistake under 2-D lengths), a scale
+# cached at the first call, and the device check blaming the device for a stale cache.
+_SOFTMAX_IN_FLOAT32 = '''
+def masked_softmax(X, valid_lens):
+    Xf = X.float()  # float32 inside, whatever the input's dtype
+    if valid_lens is not None:
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens  # (B, 1) or (B, Q)
+        keep = torch.arange(X.shape[-1], device=X.device) < lens[..., None]  # (B, 1 or Q, K)
+        Xf = Xf.masked_fill(~keep, -1e6)
+    return torch.softmax(Xf, dim=-1).to(X.dtype)
+'''
+_SOFTMAX_MASK_CACHED_BY_SHAPE = '''
+_MASKS = {}
+
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    key = (tuple(X.shape), valid_lens.dim(), X.device)  # the lengths are not in the key
+    if key not in _MASKS:
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+        _MASKS[key] = torch.arange(X.shape[-1], device=X.device) < lens[..., None]
+    return torch.softmax(X.masked_fill(~_MASKS[key], -1e6), dim=-1)
+'''
+_DOT_SCALE_CACHED = '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.scale = None
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        if self.scale is None:  # computed once, at the first call's d
+            self.scale = 1 / math.sqrt(queries.shape[-1])
+        self.attention_weights = masked_softmax(queries @ keys.transpose(1, 2) * self.scale, valid_lens)
+        return self.dropout(self.attention_weights) @ values
+'''
+_DOT_RESHAPED_KEYS = '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        B, K, d = keys.shape
+        scores = queries @ keys.reshape(B, d, K) / math.sqrt(d)  # reshape is not a transpose
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return self.dropout(self.attention_weights) @ values
+'''
+MUTANTS += [
+    Mutant(SOFTMAX, "float32_inside_charged_once", _SOFTMAX_IN_FLOAT32, correct=False, mistake="float32_inside",
+           fails_only=("matches the reference with 1-D valid_lens",)),
+    Mutant(SOFTMAX, "mask_cached_by_shape", _SOFTMAX_MASK_CACHED_BY_SHAPE, correct=False,  # not the device's
+           fails_only=(*ROWS_AND_VALUES, "zero weight beyond valid length", "lengths above K mean all valid")),
+    Mutant(DOT, "scale_cached_at_the_first_call", _DOT_SCALE_CACHED, correct=False, fails_only=(*MATCHES, *WEIGHTS)),
+    Mutant(DOT, "reshape_as_transpose_charged_once", _DOT_RESHAPED_KEYS, correct=False,
+           must_fail=(*MATCHES, *WEIGHTS)),
+]
