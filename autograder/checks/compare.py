@@ -105,11 +105,16 @@ def _number(value: float) -> float | str:
     return value if math.isfinite(value) else str(value)
 
 
-def close(a, b: Tensor, tol: float) -> bool:
-    """Whether ``a`` is a tensor equal to ``b`` within ``tol`` (for diagnosing mistakes)."""
+def close(a, b: Tensor, tol: float, equal_nan: bool = False) -> bool:
+    """Whether ``a`` is a tensor equal to ``b`` within ``tol`` (for diagnosing mistakes); with
+    ``equal_nan``, NaN equals NaN and an infinity itself (the student's own output twice)."""
     if not isinstance(a, Tensor) or tuple(a.shape) != tuple(b.shape) or a.device.type == "meta":
         return False
-    return bool(((a.double().cpu() - b.double().cpu()).abs() <= tol).all())
+    a, b = a.double().cpu(), b.double().cpu()
+    near = (a - b).abs() <= tol
+    if equal_nan:
+        near |= (a == b) | (a.isnan() & b.isnan())
+    return bool(near.all())
 
 
 HEATMAP_LIMIT = 20  # rows and columns shown on the pages

@@ -21,7 +21,7 @@ from .attention import build_remote, called_then
 from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin,
                       heatmap, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, search
-from .diagnosis import name_mistake, variant_outputs
+from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import Case, decoder_cases, randomize
 
 LOGITS = text("tensor.logits")
@@ -226,15 +226,34 @@ def _matches(task: DecoderTask):
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code, "(B, S, V)")
             except CheckFailed as failed:
-                mistakes = {mid: (lambda cls=cls: expected_logits(task, reference, case, enc_outputs, cls))
-                            for mid, cls in _mistaken(task).items()}
-                named = name_mistake((got, expected, variant_outputs(mistakes)), lambda: iter(()), max(tol, 1e-5))
+                named = name_mistake(_observed(task, reference, case, enc_outputs, got, expected),
+                                     lambda: _probes(student, task, ctx.device), max(tol, 1e-5))
                 failed.finding.mistake = SAME_MISTAKE.get(named, named) \
                     or float32_inside(got, expected, tol, case.options["dtype"])  # float32's tolerance above
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
         search(decoder_cases(), test, ctx, max_examples=_logits_examples(ctx))
     return run
+
+
+def _observed(task: DecoderTask, reference, case: Case, enc_outputs, got, expected: Tensor) -> Observation:
+    """The student's logits, the reference's and each known mistake's, on ``case``."""
+    mistakes = {mid: (lambda cls=cls: expected_logits(task, reference, case, enc_outputs, cls))
+                for mid, cls in _mistaken(task).items()}
+    return got, expected, variant_outputs(mistakes)
+
+
+# A fixed probe that tells the known mistakes apart where a small failing example cannot (one
+# target step: a cell state zeroed at every step and one zeroed once agree there).
+PROBE = Case({"src": torch.tensor([[1, 2, 3, 1], [2, 1, 0, 3]]), "tgt": torch.tensor([[1, 2, 3], [0, 1, 2]]),
+              "enc_valid_lens": torch.tensor([2, 4])},
+             options={"vocab_size": 4, "embed_size": 3, "num_hiddens": 4, "num_layers": 2, "seed": 3,
+                      "dtype": torch.float32})
+
+
+def _probes(student, task: DecoderTask, device: str):
+    enc_outputs, reference, _, got = setup_decoded(student, task, PROBE, device)
+    yield _observed(task, reference, PROBE, enc_outputs, got, expected_logits(task, reference, PROBE, enc_outputs))
 
 
 def reference_steps(reference, case: Case, enc_outputs) -> list[Tensor]:
@@ -282,7 +301,7 @@ def _state_shapes(task: DecoderTask):
                 raise fail(text("decoder.lstm_pair"), case_code=case.code() + "\n# the state forward returns")
             for got in (new_hidden if task.lstm else [new_hidden]):
                 check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code, "(num_layers, B, H)")
-        search(decoder_cases(), test, ctx, max_examples=5)
+        search(decoder_cases(with_lens=True), test, ctx, max_examples=5)  # None: the logits check's
     return run
 
 
@@ -292,12 +311,10 @@ def _weights_per_step(task: DecoderTask):
     logits check's examples, and its decoding of them."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module, logits, weights = decoded(student, task, case, ctx.device)
-            if isinstance(logits, StudentError):
-                raise logits
-            first(logits, case)
-            if isinstance(weights, StudentError):
-                raise weights
+            seen = _weights_of(student, task, case, ctx.device)
+            if seen is None:
+                return
+            enc_outputs, reference, module, weights = seen
             expected = reference_steps(reference, case, enc_outputs)
             S = case.tensors["tgt"].shape[1]
             if not isinstance(weights, (list, tuple)) or len(weights) != S:
@@ -310,7 +327,45 @@ def _weights_per_step(task: DecoderTask):
                     failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                     raise
         search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=_logits_examples(ctx))
+        in_context(PROBE, lambda case: _weights_before_dropout(student, task, case, ctx.device))
     return run
+
+
+def _weights_before_dropout(student, task: DecoderTask, case: Case, device: str) -> None:
+    """In train mode at dropout 0.5, each step's kept weights are the weights before dropout
+    (SPEC §2): each row sums to one (masked or not: masking is the other examples' to judge).
+    Weights of another form are the eval-mode examples' to charge."""
+    enc_outputs, _, module = setup(student, task, case, dropout=0.5, device=device)
+    module.train()
+    there, enc_there = on(device, case, enc_outputs)
+    module(there.tensors["tgt"], module.method("init_state", enc_there, there.tensors["enc_valid_lens"]))
+    weights = module.attr("attention_weights")
+    shape = (case.tensors["src"].shape[0], 1, case.tensors["src"].shape[1])  # (B, 1, T)
+    code = (case.code() + "\ndecoder.train()  # dropout=0.5"
+            "\nlogits, _ = decoder(tgt, decoder.init_state(enc_outputs, enc_valid_lens))")
+    for step, got in enumerate(weights if isinstance(weights, (list, tuple)) else []):
+        if not isinstance(got, Tensor) or tuple(got.shape) != shape:
+            return
+        sums = got.detach().double().cpu().sum(-1)  # (B, 1): whatever was masked, before dropout 1
+        check_tensor(sums, torch.ones_like(sums), 1e-5, text("decoder.train_weights", step=step), code, "(B, 1)")
+
+
+def _weights_of(student, task: DecoderTask, case: Case, device: str) -> tuple | None:
+    """What the logits check's decoding of ``case`` kept: (encoder outputs, reference, module,
+    per-step weights); None where the decoding raised with ``enc_valid_lens=None``, which is the
+    logits check's to judge (SPEC §3: charged once). Other errors are raised."""
+    try:
+        enc_outputs, reference, module, logits, weights = decoded(student, task, case, device)
+    except StudentError as error:  # building it already decodes once (its lazy layers)
+        logits = error
+    if isinstance(logits, StudentError):
+        if case.tensors["enc_valid_lens"] is None:
+            return None
+        raise logits
+    first(logits, case)
+    if isinstance(weights, StudentError):
+        raise weights
+    return enc_outputs, reference, module, weights
 
 
 STEP_TOLERANCE = 1e-4  # decoding step by step and at once: the same arithmetic, summed in another order
@@ -329,7 +384,7 @@ def _step_by_step(task: DecoderTask):
             check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
                          whole, STEP_TOLERANCE, text("decoder.step_logits"),
                          lambda: case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
-        search(decoder_cases(), test, ctx, max_examples=5)
+        search(decoder_cases(with_lens=True), test, ctx, max_examples=5)  # None: the logits check's
     return run
 
 
@@ -340,7 +395,7 @@ def _gradients(task: DecoderTask):
         judged: list[bool] = []
         def judge(case: Case) -> None:
             judged.append(gradients_judged(student, task, case, ctx.device))
-        search(decoder_cases(dtype=torch.float64), judge, ctx, max_examples=5)
+        search(decoder_cases(with_lens=True, dtype=torch.float64), judge, ctx, max_examples=5)
         if not any(judged):  # the drawn sources had one step each, or wrong logits
             in_context(_attending_case(), judge)
         gradients.some_judged(judged)

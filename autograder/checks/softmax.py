@@ -97,7 +97,7 @@ def _explained(student, got, case: Case, expected, tol: float, tol32: float, nam
             return False  # the lengths change nothing: no masking to judge (weights attending to nothing)
     except StudentError:
         return False
-    return own is not None and close(got, own, tol32)
+    return own is not None and close(got, own, tol32, equal_nan=True)
 
 
 def _in_1d_form(student, case: Case) -> torch.Tensor | None:
@@ -139,7 +139,7 @@ def _rows_sum_to_one(student, ctx: Context) -> None:
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
         check_shape(got, X.shape, WEIGHTS, case.code)
-        sums = (got.double() * keep_mask(lens, X.shape)).sum(-1)  # (B, Q): weight on valid keys
+        sums = got.double().masked_fill(~keep_mask(lens, X.shape), 0).sum(-1)  # (B, Q): weight on valid keys
         check_tensor(sums, torch.ones_like(sums), 1e-5 + rounding(X), text("softmax.row_sums"), case.code, "(B, Q)")
     search(score_cases(), test, ctx)
 
@@ -151,7 +151,7 @@ def _carries_weight(got, case: Case) -> bool:
     rows partly underflow, still does (its sums are "rows sum to one"'s to charge)."""
     X, lens = case.tensors["X"], case.tensors["valid_lens"]
     rows = (lens if lens.dim() == 2 else lens[:, None].expand(got.shape[:2])) > 0  # (B, Q): a valid key
-    mass = (got.double() * keep_mask(lens, X.shape)).sum(-1)[rows]  # (rows,): weight on valid keys
+    mass = got.double().masked_fill(~keep_mask(lens, X.shape), 0).sum(-1)[rows]  # (rows,): weight on valid keys
     return bool((torch.isfinite(mass) & (mass > 1e-6)).any())
 
 
@@ -170,7 +170,7 @@ def _zero_beyond(student, ctx: Context) -> None:
         X, lens = case.tensors["X"], case.tensors["valid_lens"]
         got = student.call(NAME, X, lens)
         check_shape(got, X.shape, WEIGHTS, case.code)
-        masked = got.double() * ~keep_mask(lens, X.shape)  # weights on keys >= valid_len
+        masked = got.double().masked_fill(keep_mask(lens, X.shape), 0)  # weights on keys >= valid_len only
         try:
             check_tensor(masked, torch.zeros_like(masked), 1e-6, text("softmax.beyond_lens"),
                          case.code, "(B, Q, K)")
@@ -204,7 +204,7 @@ def _shape_dtype_device(student, ctx: Context) -> None:
             raise fail(text("softmax.dtype_device"), case_code=case.code(),
                        expected=f"{X.dtype}, {X.device.type}", got=f"{got.dtype}, {got.device.type}")
     search(score_cases(), test, ctx, max_examples=6)
-    for probe in (*PROBES, Case({"X": PROBES[0].tensors["X"], "valid_lens": None})):  # each form of lengths, always
+    for probe in PROBES:  # 1-D and 2-D lengths, always (None is "plain softmax when valid_lens is None"'s)
         in_context(probe, test)
 
 

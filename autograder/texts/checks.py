@@ -105,9 +105,11 @@ _WHAT = {
         "float64, с enc_valid_lens и без)"),
     "what.decoder.attention weights per step match the reference": (
         "attention_weights holds one (B, 1, T) tensor per step, each equal to the reference's weights at "
-        "that step, after the whole target ran and when decoding one step per call",
+        "that step, after the whole target ran and when decoding one step per call; in train mode they are "
+        "kept before dropout",
         "attention_weights хранит по тензору (B, 1, T) на шаг, и каждый равен весам внимания эталона на "
-        "этом шаге, после декодирования всей цели и при декодировании по шагу за вызов"),
+        "этом шаге, после декодирования всей цели и при декодировании по шагу за вызов; в режиме обучения "
+        "они хранятся до dropout"),
     "what.decoder.step by step equals teacher forcing": (
         "decoding one step at a time with the carried state equals decoding the whole target",
         "пошаговое декодирование с передачей состояния совпадает с декодированием всей цели сразу"),
@@ -280,6 +282,11 @@ _PROBLEMS = {
     "decoder.weights_per_step": ("attention_weights must list one tensor per decoding step ({steps})",
                                  "attention_weights должен содержать по тензору на каждый шаг декодирования ({steps})"),
     "decoder.step_weights": ("attention_weights of step {step}", "attention_weights шага {step}"),
+    "decoder.train_weights": (
+        "row sums of attention_weights of step {step} in train mode at dropout 0.5: the weights are kept "
+        "before dropout, so each row sums to one",
+        "суммы строк attention_weights шага {step} в режиме обучения при dropout 0.5: веса хранятся до "
+        "dropout, поэтому каждая строка в сумме даёт единицу"),
     "decoder.step_logits": ("logits decoded one step at a time", "логиты при пошаговом декодировании"),
     "devices.mixes": (
         "on another device (a GPU) your code mixes devices{where}: a tensor is created on the CPU while "
