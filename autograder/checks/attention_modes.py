@@ -128,10 +128,13 @@ def _device(task: AttentionTask):
                          "keys": values((2, 5, 4), 1.0, 32, torch.float32)[0],
                          "values": values((2, 5, 2), 1.0, 33, torch.float32)[0], "valid_lens": lens},
                         options={"num_hiddens": 3} if task.hidden else {})
-            def module():  # one per device: nothing a call cached on the CPU reaches the other device
-                built = build(student, task, case, dropout=0.5 if train else 0.0)[1]
-                built.train(train)
-                return built
+            built = {}
+
+            def module():
+                if "module" not in built:
+                    built["module"] = build(student, task, case, dropout=0.5 if train else 0.0)[1]
+                    built["module"].train(train)
+                return built["module"]
 
             def cpu(c):
                 student.seed(0)
@@ -139,8 +142,7 @@ def _device(task: AttentionTask):
 
             def elsewhere(c):
                 student.seed(0)
-                there = module()
-                return devices.call_elsewhere(student, there.handle, None, inputs(c), [there.handle])
+                return devices.call_elsewhere(student, module().handle, None, inputs(c), [module().handle])
             return devices.Probe(case, note, cpu, elsewhere)
         devices.judge([probe(torch.tensor([1, 4]), False, "module.eval()"),
                        probe(None, False, "module.eval(), valid_lens=None"),

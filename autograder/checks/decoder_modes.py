@@ -45,11 +45,13 @@ def _device(task: DecoderTask):
                          "enc_valid_lens": lens},
                         options={"vocab_size": 4, "embed_size": 3, "num_hiddens": 3, "num_layers": 2,
                                  "seed": 0, "dtype": torch.float32})
+            built = {}
 
-            def module():  # one per device: nothing a call cached on the CPU reaches the other device
-                enc, _, built = setup(student, task, case, dropout=0.5 if train else 0.0)
-                built.train(train)
-                return enc, built
+            def module():
+                if not built:
+                    built["enc"], _, built["module"] = setup(student, task, case, dropout=0.5 if train else 0.0)
+                    built["module"].train(train)
+                return built["enc"], built["module"]
 
             def cpu(c):
                 enc, m = module()
