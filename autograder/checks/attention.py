@@ -24,7 +24,7 @@ from . import gradients
 from .compare import (call_float64, check_shape, check_tensor, close, fingerprint, float32_inside, float64_twin,
                       heatmap, in_dtype, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, search
-from .diagnosis import Observation, name_mistake, variant_outputs
+from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
@@ -292,8 +292,7 @@ def _explained(student, task: AttentionTask, reference, case: Case, got, output:
     """Whether one of the ``named`` mistakes, or the student's own 1-D form, gives ``got``."""
     if "float32_inside" in named and float32_inside(got, output, tol, case.tensors["queries"].dtype):
         return True
-    _, _, variants = _observe(task, reference, case, got, weights=False)
-    if any(variants.get(m) is not None and close(got, variants[m], max(tol, 1e-5)) for m in named):
+    if named_explains(named, _observe(task, reference, case, got, weights=False), max(tol, 1e-5)):
         return True
     lens = case.tensors["valid_lens"]
     if lens is None or lens.dim() != 2 or not isinstance(got, Tensor):
@@ -437,7 +436,8 @@ def gradients_judged(student, task: AttentionTask, case: Case, device: str, trai
         module.train()
     q, k, v, lens = inputs(case)
     R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
-    calls, names = [[None, inputs(case, device=device)]], ["queries", "keys", "values"]
+    sent = inputs(case, device=device)
+    calls, names = [[None, sent]], ["queries", "keys", "values"]
     reply = gradients.student_gradients(student, module.handle, calls, R.to(device), first_item=False)
     output, expected_inputs, expected_params = reference_result(
         "attention gradients", lambda: gradients.reference_gradients(
@@ -446,8 +446,8 @@ def gradients_judged(student, task: AttentionTask, case: Case, device: str, trai
     if not _informative(case):
         return False
     return gradients.compare(reply, output, names, expected_inputs, expected_params, code or case.code()) or \
-        gradients.own_forward_judged(student, module.handle, calls, reply, R, inputs(case, device=device)[:3], names,
-                                     expected_params, [1], code or case.code(), first_item=False)
+        gradients.own_forward_judged(student, module.handle, calls, reply, R, sent[:3], names, expected_params, [1],
+                                     code or case.code(), first_item=False)
 
 
 def _informative(case: Case) -> bool:

@@ -41,3 +41,10 @@ def name_mistake(failing: Observation, probes: Callable[[], Iterator[Observation
         except StudentError:
             return None
     return alive.pop() if len(alive) == 1 else None
+
+
+def named_explains(named: set[str], observation: Observation, tol: float) -> bool:
+    """Whether one of the mistakes in ``named`` (those an earlier check named) gives the
+    student's output on this observation, within ``tol``."""
+    got, _, variants = observation
+    return any(variants.get(m) is not None and close(got, variants[m], tol) for m in named)

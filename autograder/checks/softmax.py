@@ -8,7 +8,7 @@ from ..sandbox.proxy import StudentError
 from .compare import check_shape, check_tensor, close, float32_inside, rounding, tolerance
 from .core import Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, search
 from . import devices
-from .diagnosis import Observation, name_mistake, variant_outputs
+from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
 from .inputs import WIDE, Case, score_cases, values
 
 NAME = "masked_softmax"
@@ -87,8 +87,7 @@ def _explained(student, got, case: Case, expected, tol: float, tol32: float, nam
     """Whether one of the ``named`` mistakes, or the student's own 1-D form, gives ``got``."""
     if "float32_inside" in named and float32_inside(got, expected, tol, case.tensors["X"].dtype):
         return True
-    _, _, variants = observe(got, case)
-    if any(variants.get(m) is not None and close(got, variants[m], tol32) for m in named):
+    if named_explains(named, observe(got, case), tol32):
         return True
     lens = case.tensors["valid_lens"]
     try:
