@@ -90,6 +90,9 @@ class CheckResult(BaseModel):
     # feedback says so instead of a verdict; ``passed`` and ``score`` still say what it scored.
     blocked_by: str | None = None
     seconds: float = 0.0
+    # Failed on the GPU and was judged again on the CPU, whose verdict this is (SPEC §3: the
+    # same score on either). Kept beside the result with ``seconds``: a count for the GPU check.
+    again_on_cpu: bool = False
 
 
 class TaskResult(BaseModel):

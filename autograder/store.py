@@ -176,12 +176,13 @@ class OutputFolder:
 # Kept beside the result, not in it: timings (a result is byte-identical however often it is
 # graded) and the solution cells (solutions.py).
 _KEPT_APART = {"timing": True, "solutions": True,
-               "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds"}}}}}
+               "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds", "again_on_cpu"}}}}}
 
 
 def _timing(result: SubmissionResult) -> dict:
     return {"phases": result.timing,
-            "tasks": {task.id: {"seconds": task.seconds, "checks": {c.name: c.seconds for c in task.checks}}
+            "tasks": {task.id: {"seconds": task.seconds, "checks": {c.name: c.seconds for c in task.checks},
+                                "again_on_cpu": [c.name for c in task.checks if c.again_on_cpu]}
                       for task in result.tasks}}
 
 
@@ -190,8 +191,10 @@ def _apply_timing(result: SubmissionResult, timing: dict) -> None:
     for task in result.tasks:
         saved = timing["tasks"].get(task.id, {})
         task.seconds = float(saved.get("seconds", 0.0))
+        again = saved.get("again_on_cpu", [])
         for check in task.checks:
             check.seconds = float(saved.get("checks", {}).get(check.name, 0.0))
+            check.again_on_cpu = check.name in again
 
 
 def _umask() -> int:

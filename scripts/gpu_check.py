@@ -150,6 +150,11 @@ def compare_cli(check: Check, students: dict[str, list[str]], runs: dict) -> Non
         not_compared += len(students[assignment]) - len(both)
         rows += report.compare(assignment, both, a, b, autograded(assignment))
     check.add_comparison("autograder grade (sandboxed)", rows, "scores.csv", not_compared)
+    if check.device == "cuda":
+        for assignment in ASSIGNMENTS:
+            into = check.work / "results" / check.labels[0].replace(" ", "_") / assignment
+            check.section(f"Checks that failed on CUDA only ({assignment}; judged again on the CPU, passed there)",
+                          report.failed_on_gpu_only(into))
     check.section("Error codes in the results (a hint, not a verdict)",
                   report.error_codes({f"{label} {a}": runs[(label, a)] for label, a in runs}))
 

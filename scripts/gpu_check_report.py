@@ -118,3 +118,25 @@ def seconds_per_submission(folder: Path, students: list[str], slots: int) -> tup
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return steady, f"{sum(totals) / len(totals):.2f}" if totals else "-"
+
+
+def failed_on_gpu_only(folder: Path) -> list[str]:
+    """Markdown: the checks that failed on the GPU and passed when judged again on the CPU
+    (``timing/<student>.json`` names the checks judged again; the result says how they ended),
+    per task and check, with up to three students. Expected for code that works on the CPU
+    only (the device check charges it); for right code, a check that the GPU alone breaks."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in sorted((folder / "timing").glob("*.json")):
+        try:
+            again = {task: set(t.get("again_on_cpu", [])) for task, t in json.loads(path.read_text())["tasks"].items()}
+            result = json.loads((folder / path.name).read_text(encoding="utf-8"))
+            for task in result["tasks"]:
+                for check in task.get("checks", []):
+                    if check["passed"] and check["name"] in again.get(task["id"], ()):
+                        found.setdefault((task["id"], check["name"]), []).append(result["student_id"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue  # not a result, or a run stopped while writing
+    lines = ["| task | check | submissions | for example |", "|---|---|---:|---|"]
+    lines += [f"| {task} | {name} | {len(students)} | {', '.join(students[:3])} |"
+              for (task, name), students in sorted(found.items())]
+    return lines if found else ["none"]

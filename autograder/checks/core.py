@@ -93,7 +93,14 @@ class Outcome:
 def run_check(check: Check, student: Student, ctx: Context, points: float = 1.0) -> Outcome:
     """Run one check; every student failure becomes a failed result (never an exception)."""
     started = time.perf_counter()
-    outcome = _outcome(check, student, ctx.for_check(check.name))
+    ctx = ctx.for_check(check.name)
+    outcome = _outcome(check, student, ctx)
+    if ctx.device != "cpu" and not outcome.result.passed and not outcome.worker_lost:
+        # SPEC §3: the same score on CPU and CUDA. What fails on the GPU is judged again on
+        # the CPU and that verdict stands, so code that works on the CPU only is charged by
+        # "runs on any device" alone (it emulates the other device on every runner).
+        outcome = _outcome(check, student, dataclasses.replace(ctx, device="cpu"))
+        outcome.result.again_on_cpu = True
     result = outcome.result
     result.name, result.max_score = check.name, points
     result.score = points if result.passed else 0.0

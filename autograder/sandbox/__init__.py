@@ -10,9 +10,13 @@ def set_up_torch() -> None:
     torch up. One thread: on small machines tiny ops are about a thousand times slower with
     a thread pool, and a parent that ran a multi-threaded op can hang the children it forks
     (FIELD_NOTES). No TF32 in matmuls or cuDNN's RNNs, on both sides of the comparison: the
-    same score on CPU and CUDA (SPEC §3). Setting the flags does not initialise CUDA."""
+    same score on CPU and CUDA (SPEC §3). No cuDNN: its RNNs refuse a backward pass in eval
+    mode (the decoders' gradient checks run in eval mode; measured on an H200: every decoder lost
+    that check), where torch's own kernels, as on the CPU, do not. Setting the flags does not
+    initialise CUDA."""
     import torch
     torch.set_num_threads(1)
+    torch.backends.cudnn.enabled = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
 

@@ -35,3 +35,16 @@ def test_reference_passes_every_check_for_50_seeds(student, task_id):
     """Does the reference pass every check of the task, for each of 50 seeds?"""
     failed = {seed: f for seed in SEEDS if (f := failures(student, task_id, seed))}
     assert failed == {}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+def test_reference_passes_every_check_on_cuda_itself(task_id):
+    """On a GPU, does the reference pass every check there, none judged again on the CPU (which
+    would hide a check that the GPU alone breaks, as cuDNN's eval-mode RNN backward did)?"""
+    runner = Runner()
+    runner.use_namespace({name: getattr(reference, name) for name in reference.__all__})
+    student = local_student(runner, "cuda")
+    ctx = Context("reference", task_id, 0, device="cuda")
+    results = [run_check(check, student, ctx).result for check in TASKS[task_id].checks]
+    assert [(r.name, r.finding) for r in results if not r.passed or r.again_on_cpu] == []
