@@ -358,6 +358,35 @@ def decoder_as_trained(student, task, device: str) -> None:
         raise CheckFailed(raised(error, code)) from None
     check_tensor(decoders.first(result, case), expected, tol,
                  text("context.train_mode", what=decoders.LOGITS, moment=text("context.now")), code, "(B, S, V)")
+    _dropout_acts(student, task, device)
+
+
+def _dropout_acts(student, task, device: str) -> None:
+    """Training runs the decoder in train mode with dropout (the book: 0.2). With one layer the
+    attention's dropout is the only one, so in train mode at dropout 0.5 the logits must differ
+    from eval mode's: the context is dropout(weights) @ values (SPEC §2), not the weights kept
+    before dropout times the values. RNG-free: any way of drawing the dropout passes."""
+    case = Case({"src": torch.tensor([[1, 2, 3, 4, 5], [5, 4, 3, 2, 1]]), "tgt": torch.tensor([[1, 2, 3], [3, 2, 1]]),
+                 "enc_valid_lens": torch.tensor([5, 5])},
+                options={"vocab_size": 6, "embed_size": 3, "num_hiddens": 4, "num_layers": 1, "seed": 5,
+                         "dtype": torch.float32})
+    code = (f"{case.code()}\ndecoder = {task.name}(vocab_size, embed_size, num_hiddens, num_layers, dropout=0.5)"
+            "  # one layer: the attention's dropout is the only one\n")
+    try:
+        enc_outputs, _, module = decoders.setup(student, task, case, dropout=0.5, device=device)
+        there, enc_there = decoders.on(device, case, enc_outputs)
+        lens, tgt = there.tensors["enc_valid_lens"], there.tensors["tgt"]
+        evaluated = decoders.first(module(tgt, module.method("init_state", enc_there, lens)), case)
+        module.train()
+        student.seed(0)
+        trained = decoders.first(module(tgt, module.method("init_state", enc_there, lens)), case)
+    except StudentError as error:
+        raise CheckFailed(raised(error, code + "decoder.train()\n" + DECODE)) from None
+    if isinstance(evaluated, torch.Tensor) and close(trained, evaluated, 1e-6):
+        raise CheckFailed(Finding(problem=text("context.dropout_never_acts"),
+                                  case_code=code + f"decoder.eval()\n{DECODE}\ndecoder.train()\n{DECODE}",
+                                  expected=text("context.dropout_acts_expected"),
+                                  got=text("context.dropout_acts_got")))
 
 
 # The reference's logits of the fixed long case, per task: computed once per process.

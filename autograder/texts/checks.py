@@ -212,6 +212,16 @@ _PROBLEMS = {
         "training loop reuses its buffers: nothing may be kept by a tensor's identity), {moment}",
         "{what} при вызове с теми же тензорами ключей и значений, что и в первом вызове, но с записанными в них "
         "новыми значениями (цикл обучения переиспользует буферы: ничего нельзя запоминать по тензору), {moment}"),
+    "context.dropout_never_acts": (
+        "in train mode at `dropout=0.5` the logits are exactly those of eval mode: the attention's dropout "
+        "never reaches the context. The context must be `dropout(weights) @ values`, what the attention "
+        "module returns, not the weights it keeps before dropout times the values",
+        "в режиме обучения с `dropout=0.5` логиты в точности те же, что в режиме оценки: дропаут внимания "
+        "не доходит до контекста. Контекст должен быть `dropout(weights) @ values`, то, что возвращает модуль "
+        "внимания, а не веса, сохранённые до дропаута, умноженные на значения"),
+    "context.dropout_acts_expected": ("logits that change in train mode (dropout 0.5 on the attention weights)",
+                                      "логиты, меняющиеся в режиме обучения (дропаут 0.5 на весах внимания)"),
+    "context.dropout_acts_got": ("the logits of eval mode", "логиты режима оценки"),
     "context.now": ("as the call returned it", "сразу после вызова"),
     "context.later": (
         "read again after the later calls (a later call must not change what an earlier one returned: "

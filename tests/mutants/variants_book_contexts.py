@@ -632,6 +632,16 @@ MUTANTS += [
     Mutant(SEQ, "weights_kept_after_dropout", _cell(SEQ, _loop(
         store="self._attention_weights.append(self.attention.dropout(self.attention.attention_weights))")),
         correct=False, fails_only=("attention weights per step match the reference",)),
+    Mutant(SEQ, "context_from_the_weights_before_dropout", _cell(SEQ, _loop(
+        step_input="torch.cat((torch.bmm(self.attention.attention_weights, enc_outputs), x.unsqueeze(1)), dim=-1)")),
+        correct=False, fails_only=MATCHES),
+    Mutant(SEQ, "context_from_the_weights_dropped_by_hand", _cell(SEQ, _loop(
+        step_input="torch.cat((torch.bmm(nn.functional.dropout(self.attention.attention_weights, "
+                   "self.attention.dropout.p, self.training), enc_outputs), x.unsqueeze(1)), dim=-1)")),
+        correct=True),
+    Mutant(DOT_DEC, "context_from_the_weights_before_dropout", _cell(DOT_DEC, _loop(
+        step_input="torch.cat((torch.bmm(self.attention.attention_weights, enc_outputs), x.unsqueeze(1)), dim=-1)")),
+        correct=False, fails_only=MATCHES),
     Mutant(LSTM, "cell_state_zeroed_at_every_step", _cell(LSTM, _loop(
         query="hidden_state[0][-1].unsqueeze(1)",
         rnn_state="(hidden_state[0], torch.zeros_like(hidden_state[1]))")), correct=False,
