@@ -10,6 +10,7 @@ submission, across every worker it needed.
 import time
 from collections.abc import Callable
 
+from .checks import TASKS
 from .checks.core import lost_reason
 from .grading import RunSettings, grade_task
 from .results import Issue, TaskResult, message_text, text
@@ -44,6 +45,7 @@ class Session:
         self.sandbox, self.settings = sandbox, settings
         self.cells, self.deadline, self.output_limit = cells, deadline, output_limit
         self.skipped: set[str] = set()
+        self.told: set[str] = set()  # task names whose later redefinition the student was told of
         self.own_crashes, self.own_left_s, self.own_cut = 0, sandbox.limits.own_cells_s, False
         self.warnings: list[Issue] = []
         self.errors: list[Issue] = []
@@ -85,12 +87,33 @@ class Session:
                 continue
             if not self._run_cell(label, source):
                 return label
+        return self._settle()
+
+    def _settle(self) -> str | None:
+        """Each task's name bound again to what its solution cell defined (as nbgrader's test
+        cell right after it sees it): a later cell that defined it again (a scratch copy, an
+        unfinished experiment) is not graded, and the student is told. Always None: a worker
+        lost here is found lost by the checks' first request, as after any cell."""
+        try:
+            reply = self.worker.transport({"op": "settle", "args": {}})
+        except WorkerLost:
+            return None
+        names = {TASKS[task].defines: task for task in self.settings.autograded}
+        labels = {label for label, _ in self.cells}
+        found = reply.get("value")
+        for pair in found if isinstance(found, list) else []:  # the worker's claim: only known names
+            if (isinstance(pair, list) and len(pair) == 2 and pair[0] in names and pair[1] in labels
+                    and pair[0] not in self.told):
+                self.told.add(pair[0])
+                self.warnings.append(Issue(code="redefined_later", task=names[pair[0]], text=text(
+                    "issue.redefined_later", name=pair[0], cell=pair[1])))
         return None
 
     def _run_cell(self, label: str, source: str) -> bool:
         """One cell; False when it ended the worker (said in an error)."""
         own, started = is_own(label), time.monotonic()
-        request = {"op": "exec", "args": {"label": label, "source": source}}
+        defines = TASKS[label].defines if label in TASKS and label in self.settings.autograded else None
+        request = {"op": "exec", "args": {"label": label, "source": source, "defines": defines}}
         try:
             reply = self.worker.transport(request, until=started + self.own_left_s if own else None)
         except WorkerLost as lost:

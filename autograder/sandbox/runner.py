@@ -76,6 +76,8 @@ class Runner:
         self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
         self.objects: dict[int, object] = {}
         self.saved_bindings: dict[str, object] = {}
+        self.task_definitions: dict[str, object] = {}  # a task's name as its solution cell left it
+        self.redefined: dict[str, str] = {}            # such a name -> the later cell that rebound it
         self.output = CappedWriter(output_limit)
 
     def use_namespace(self, namespace: dict) -> None:
@@ -105,11 +107,32 @@ class Runner:
         return reply
 
     # --- operations -------------------------------------------------------------------
-    def op_exec(self, label: str, source: str):
-        """Run one notebook cell in the namespace (like a kernel: SystemExit does not stop us)."""
+    def op_exec(self, label: str, source: str, defines: str | None = None):
+        """Run one notebook cell in the namespace (like a kernel: SystemExit does not stop us).
+        ``defines``: the cell is that task's solution cell, and what the name is bound to when it
+        ends (raising or not) is the task's definition, as nbgrader's test cell right after it
+        sees it; a later cell that binds a task's name again is noted (``op_settle``)."""
         filename = f"{CELL_PREFIX}{label}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102 - student code, sandboxed
+        try:
+            exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102 - student code, sandboxed
+        finally:
+            for name, value in self.task_definitions.items():
+                if name != defines and name not in self.redefined and self.namespace.get(name, UNDEFINED) is not value:
+                    self.redefined[name] = label
+            if defines is not None:
+                self.task_definitions[defines] = self.namespace.get(defines, UNDEFINED)
+
+    def op_settle(self) -> list[list[str]]:
+        """After the last cell: each task's name bound again to its solution cell's definition
+        (SPEC §1: that cell defines it); returns ``[name, label]`` for each name a later cell
+        had bound to something else."""
+        for name, value in self.task_definitions.items():
+            if value is UNDEFINED:
+                self.namespace.pop(name, None)
+            else:
+                self.namespace[name] = value
+        return [[name, label] for name, label in self.redefined.items()]
 
     def op_has(self, name: str) -> str | None:
         """The kind of the name in the namespace: 'function', 'class', 'other' or None.

@@ -77,6 +77,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.deleted_solution": ("the solution cell {gid!r} is missing", "ячейка решения {gid!r} отсутствует"),
     "issue.deleted_locked": ("the locked cell {gid!r} was missing; the source's version runs in its place",
                              "закрытая ячейка {gid!r} отсутствовала; вместо неё выполнена исходная версия"),
+    "issue.redefined_later": (
+        "{name} is defined again after its solution cell (in cell {cell}); as nbgrader's test right after "
+        "the solution cell does, the solution cell's {name} was graded. Keep the answer in that cell",
+        "{name} определено ещё раз после ячейки решения (в ячейке {cell}); как и тест nbgrader сразу после "
+        "ячейки решения, проверено {name} из ячейки решения. Держите ответ в этой ячейке"),
     "issue.cell_error": ("cell {cell} raised {type}{message}", "ячейка {cell} вызвала исключение {type}{message}"),
     "issue.cell_crashed": ("cell {cell}: {reason}; it was skipped and the other cells were run again",
                            "ячейка {cell}: {reason}; она пропущена, остальные ячейки выполнены заново"),
