@@ -2,8 +2,9 @@
 code passes them"): the drawn examples are small, fresh and contiguous; the decoders and the
 training loop are none of these.
 
-One module, built with the reference's weights, is called four or five times in a row in the worker:
-as the decoder calls it (keys and values ``enc_outputs.permute(1, 0, 2)``, non-contiguous,
+One module, built with the reference's weights, is called four or five times in a row in the worker,
+under ``torch.no_grad()`` as ``predict_step`` runs it: as the decoder calls it (keys and values
+``enc_outputs.permute(1, 0, 2)``, non-contiguous, and queries non-contiguous too,
 hundreds of them, the queries far from every key); again on the same key and value tensors with new
 values written into them (a training loop's reused buffers: nothing may be cached by a
 tensor's identity); with ``valid_lens=None`` (nothing masked, whatever the call before masked);
@@ -65,12 +66,13 @@ THEN = {"none_after_lens": "module(other_queries, other_keys, other_values, vali
 
 
 def _code(call: Call) -> str:
-    lines = [call.case.code()]
+    lines = [call.case.code(), "# every call under torch.no_grad(), as the book's predict_step runs the decoder"]
     if call.context == "inputs_overwritten":
         lines.append("# keys and values: the first call's tensors, these values written into them in place")
     elif call.permuted:
         lines.append("keys = values = keys.permute(1, 0, 2).contiguous().permute(1, 0, 2)"
                      "  # non-contiguous, as enc_outputs.permute(1, 0, 2)")
+        lines.append("queries = queries.permute(1, 0, 2).contiguous().permute(1, 0, 2)  # non-contiguous too")
     lines.append("module.train()  # dropout=0" if call.train else "module.eval()")
     return "\n".join(lines)
 
@@ -82,7 +84,9 @@ def _arguments(call: Call) -> list:
     if not call.permuted:
         return [q, k, v, lens]
     keys_first = k.permute(1, 0, 2).contiguous()  # (K, B, D): as the encoder's outputs are laid out
-    return [q, {"permute": [1, 0, 2], "of": keys_first}, {"permute": [1, 0, 2], "of": keys_first}, lens]
+    queries_first = q.permute(1, 0, 2).contiguous()  # (Q, B, D): SPEC §2, queries may be non-contiguous too
+    return [{"permute": [1, 0, 2], "of": queries_first}, {"permute": [1, 0, 2], "of": keys_first},
+            {"permute": [1, 0, 2], "of": keys_first}, lens]
 
 
 # What the sequence returned, per student, task and device: the output and the weights checks
@@ -96,7 +100,9 @@ def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | 
     def run() -> dict | StudentError:
         try:
             _, module = build(student, task, calls[0].case, device=device)
-            return calls_kept(student, module, [[c.train, _on(_arguments(c), device)] for c in calls])
+            # under no_grad, as the book's predict_step calls the decoder's attention: where a buffer
+            # reused for the output is most tempting (blind corpus 9)
+            return calls_kept(student, module, [[c.train, _on(_arguments(c), device)] for c in calls], grad=False)
         except StudentError as error:
             return error
     return calls, _SEEN.get(student, (task.name, device), run)

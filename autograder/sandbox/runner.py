@@ -165,11 +165,15 @@ class Runner:
         """While another task's names point at the book (``op_bind``), define the class ``name``
         again from its own source, so that a base class it took from another task's cell
         (``class LSTMAttentionDecoder(Seq2SeqAttentionDecoder)``) is now the book's: one
-        mistake, in the base, is then charged in the base's task only. False, and nothing run,
-        when the class has no such base or its source is not found; ``op_unbind`` restores it."""
+        mistake, in the base, is then charged in the base's task only. A base counts as another
+        task's when it bears a bound name and is not the book's: the one in that task's cell, or a
+        copy of it defined again beside the subclass (which nbgrader's test of this task, right
+        after this cell, would see under that name). False, and nothing run, when the class has
+        no such base or its source is not found; ``op_unbind`` restores it."""
         cls = self.namespace.get(name)
-        students = {id(value) for value in self.saved_bindings.values() if isinstance(value, type)}
-        if not isinstance(cls, type) or not any(id(base) in students for base in cls.__mro__[1:]):
+        if not isinstance(cls, type) or not any(
+                base.__name__ in self.saved_bindings and base is not self.namespace.get(base.__name__)
+                for base in cls.__mro__[1:]):
             return False
         found = class_source(cls, name)
         if found is None:

@@ -140,6 +140,12 @@ _DOT_OUT = '''        self.attention_weights = masked_softmax(scores, valid_lens
         self._out.copy_(out)  # one buffer for every call
 '''
 
+_QUERIES_VIEWED = '''        B, Q, d = queries.shape  # the scores above recomputed from a view: contiguous queries only
+        scores = torch.bmm(queries.view(B * Q, d).view(B, Q, d), keys.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+'''
+
 _HAND_DROPOUT = '''        weights = masked_softmax(scores, valid_lens)
         self.attention_weights = weights.clone()
         if self.training and self.p > 0:
@@ -244,6 +250,10 @@ BUGS = [
            fails_only=MATCHES),
     Mutant(ADD, "view_on_keys", _additive("self.W_k(keys.view(B * K, -1)).view(B, K, -1)"), correct=False,
            must_fail=MATCHES),
+    Mutant(DOT, "view_on_queries", _dot(_QUERIES_VIEWED), correct=False, must_fail=MATCHES),
+    Mutant(DOT, "output_buffer_returned_under_no_grad", _dot(_DOT_OUT.replace(
+        "        if getattr", "        if torch.is_grad_enabled():\n            return out\n        if getattr")
+        + "        return self._out\n"), correct=False, fails_only=MATCHES),
     Mutant(DIST, "exp_without_the_row_max", _distance("e = torch.exp(scores) * keep"), correct=False,
            must_fail=MATCHES),
     Mutant(DIST, "float64_in_float32", _distance_in("torch.float32"), correct=False, must_fail=MATCHES,
