@@ -45,10 +45,12 @@ class Probe:
     elsewhere: Callable[[Case], tuple[object, list[str]]]
 
 
-def judge(probes: list[Probe], shape_check: str) -> None:
-    """Run every probe; raise the first failure. Fails too when none runs on the CPU, and is
-    not judged (blocked by ``shape_check``, the task's check of what a call returns) when what
-    runs returns no tensor on the CPU: a list or an object has no device to be on."""
+def judge(probes: list[Probe], shape_check: str, retry: list[Probe] = ()) -> None:
+    """Run every probe; raise the first failure. When none runs on the CPU, the ``retry`` probes
+    are judged instead (other sizes: code with a shape mistake may run where the sizes agree,
+    and only a device error is this check's to charge); when none of those runs either, it
+    fails. Not judged (blocked by ``shape_check``, the task's check of what a call returns) when
+    what runs returns no tensor on the CPU: a list or an object has no device to be on."""
     first_error, ran, tensors = None, False, False
     for probe in probes:
         try:
@@ -61,6 +63,8 @@ def judge(probes: list[Probe], shape_check: str) -> None:
             continue
         tensors = True
         _judge_one(probe, expected)
+    if not ran and retry:
+        return judge(list(retry), shape_check)
     if not ran and first_error is not None:
         raise fail(text("devices.runs_nowhere", type=first_error.type_name,
                         message=message_text(first_error.message, "check.aside")),

@@ -146,6 +146,11 @@ _QUERIES_VIEWED = '''        B, Q, d = queries.shape  # the scores above recompu
         return torch.bmm(self.dropout(self.attention_weights), values)
 '''
 
+_KEYS_AND_VALUES_SWAPPED = '''        scores = torch.bmm(queries, values.transpose(1, 2)) / math.sqrt(queries.shape[-1])  # raises unless v = d
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), keys)
+'''
+
 _HAND_DROPOUT = '''        weights = masked_softmax(scores, valid_lens)
         self.attention_weights = weights.clone()
         if self.training and self.p > 0:
@@ -251,6 +256,11 @@ BUGS = [
     Mutant(ADD, "view_on_keys", _additive("self.W_k(keys.view(B * K, -1)).view(B, K, -1)"), correct=False,
            must_fail=MATCHES),
     Mutant(DOT, "view_on_queries", _dot(_QUERIES_VIEWED), correct=False, must_fail=MATCHES),
+    Mutant(DOT, "keys_and_values_swapped", _dot(_KEYS_AND_VALUES_SWAPPED), correct=False,  # not the device's to charge
+           fails_only=("output shape", "matches the reference", "matches the reference with 2-D valid_lens",
+                       "attention_weights match the reference", "output equals attention_weights @ values",
+                       "gradients match the reference", "deterministic in eval mode",
+                       "dropout as nn.Dropout in train mode")),
     Mutant(DOT, "output_buffer_returned_under_no_grad", _dot(_DOT_OUT.replace(
         "        if getattr", "        if torch.is_grad_enabled():\n            return out\n        if getattr")
         + "        return self._out\n"), correct=False, fails_only=MATCHES),
