@@ -23,7 +23,7 @@ from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
 from .compare import (call_float64, check_shape, check_tensor, close, fingerprint, float32_inside, float64_twin,
                       heatmap, in_dtype, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, search
+from .core import Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, noted_as_own, search
 from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
 from .inputs import Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
@@ -264,7 +264,7 @@ def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
 _MAIN = PerStudent()
 
 
-def compare_output(student, task: AttentionTask, case: Case, device: str, narrower: bool = False) -> None:
+def compare_output(student, task: AttentionTask, case: Case, device: str, narrower: bool = False) -> bool:
     """The output against the reference's. In a ``narrower`` check, after the output check
     failed, an output that its named mistake explains, or (2-D valid_lens) that equals the
     student's own with each query's lengths alone (the 1-D form), is not charged again (SPEC
@@ -278,13 +278,14 @@ def compare_output(student, task: AttentionTask, case: Case, device: str, narrow
     except CheckFailed as failed:
         if narrower and main.failed and _explained(student, task, reference, case, got, output, tol, main.named,
                                                    device):
-            return
+            return True
         failed.finding.mistake = (_diagnose(student, task, reference, case, got, max(tol, 1e-5), False, device)
                                   or float32_inside(got, output, tol, case.tensors["queries"].dtype))
         if not narrower:
             main.saw(failed.finding.mistake)
         failed.finding.heatmap = heatmap(got_weights, weights)
         raise
+    return False
 
 
 def _explained(student, task: AttentionTask, reference, case: Case, got, output: Tensor, tol: float, named: set,
@@ -343,8 +344,10 @@ def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes
     def run(student, ctx: Context) -> None:
         cases = attention_cases(two_d=two_d, same_sizes=same_sizes, hidden=task.hidden,
                                 with_lens=True if two_d else None)
-        search(cases, lambda case: compare(student, task, case, ctx.device),
+        excused = []
+        search(cases, lambda case: excused.append(compare(student, task, case, ctx.device)),
                ctx.for_check(examples_of) if examples_of else ctx)
+        noted_as_own(any(excused), "matches the reference")
     return run
 
 

@@ -22,6 +22,7 @@ from hypothesis.errors import FlakyFailure
 from hypothesis.internal.escalation import InterestingOrigin
 
 from ..results import CheckResult, Finding, Text, message_text, text
+from ..texts.say import named
 from ..sandbox.proxy import Student, StudentError, WorkerLost
 from . import kept_runs
 from .older_book import mistake_of
@@ -48,6 +49,23 @@ class CheckBlocked(Exception):
     def __init__(self, by: str):
         super().__init__(by)
         self.by = by
+
+
+class PassedWithNote(Exception):
+    """The property held, with a remark the student should read beside the pass (a narrower
+    check that judged the student's output against their own in the main form, not the
+    reference's): ``CheckResult.note``."""
+
+    def __init__(self, note: Text):
+        super().__init__(note.id)
+        self.note = note
+
+
+def noted_as_own(excused: bool, main_check: str) -> None:
+    """After a narrower check held: where some example held only as the student's own output
+    (the main check's mistake, charged there), say so instead of a plain pass."""
+    if excused:
+        raise PassedWithNote(text("check.passed_as_own", main=named(f"title.{main_check}", main_check)))
 
 
 def fail(problem: Text, **fields) -> CheckFailed:
@@ -119,6 +137,8 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
         return Outcome(verdict(False, finding=failed.finding))
     except CheckBlocked as blocked:
         return Outcome(verdict(False, blocked_by=blocked.by))
+    except PassedWithNote as passed:
+        return Outcome(verdict(True, note=passed.note))
     except StudentError as error:
         return Outcome(verdict(False, finding=raised(error)))
     except WorkerLost as lost:

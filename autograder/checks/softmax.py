@@ -6,7 +6,8 @@ from reference.attention import keep_mask, masked_softmax as reference_softmax
 from ..results import text
 from ..sandbox.proxy import StudentError
 from .compare import check_shape, check_tensor, close, float32_inside, rounding, tolerance
-from .core import Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, search
+from .core import (Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, noted_as_own,
+                   search)
 from . import devices
 from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
 from .inputs import WIDE, Case, score_cases, values
@@ -54,12 +55,13 @@ def diagnose(student, got, case: Case, tol: float):
     return name_mistake(observe(got, case), probes, tol)
 
 
-# What "matches the reference with 1-D valid_lens" saw, per student: the narrower checks
+MAIN_CHECK = "matches the reference with 1-D valid_lens"
+# What that check saw, per student: the narrower checks
 # (2-D lengths, no lengths, lengths above K) do not charge it again.
 _MAIN = PerStudent()
 
 
-def compare_to_reference(student, case: Case, narrower: bool = False) -> None:
+def compare_to_reference(student, case: Case, narrower: bool = False) -> bool:
     """The weights against the reference's. In a ``narrower`` check, after the 1-D check
     failed, weights that its named mistake explains, or that equal the student's own in the
     1-D form (no lengths as K, lengths above K as K, each query's row of 2-D lengths alone),
@@ -76,11 +78,12 @@ def compare_to_reference(student, case: Case, narrower: bool = False) -> None:
         check_tensor(got, expected, tol, WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
         if narrower and main.failed and _explained(student, got, case, expected, tol, tol32, main.named):
-            return
+            return True
         failed.finding.mistake = diagnose(student, got, case, tol32) or float32_inside(got, expected, tol, X.dtype)
         if not narrower:
             main.saw(failed.finding.mistake)
         raise
+    return False
 
 
 def _explained(student, got, case: Case, expected, tol: float, tol32: float, named: set) -> bool:
@@ -119,10 +122,14 @@ def _matches(two_d: bool | None, above_k: bool = False, with_lens: bool = True):
     narrower = two_d is not False
 
     def run(student, ctx: Context) -> None:
-        cases = score_cases(two_d=two_d, above_k=above_k, with_lens=with_lens)
-        search(cases, lambda case: compare_to_reference(student, case, narrower), ctx)
+        excused = []
+
+        def compare(case: Case) -> None:
+            excused.append(compare_to_reference(student, case, narrower))
+        search(score_cases(two_d=two_d, above_k=above_k, with_lens=with_lens), compare, ctx)
         if with_lens and not above_k:  # then as a decoder over hundreds of source steps calls it
-            in_context(_wide(two_d), lambda case: compare_to_reference(student, case, narrower))
+            in_context(_wide(two_d), compare)
+        noted_as_own(any(excused), MAIN_CHECK)
     return run
 
 
@@ -234,7 +241,7 @@ CHECKS = [
     _check("output shape, dtype and device", _shape_dtype_device),
     _check("rows sum to one over valid keys", _rows_sum_to_one),
     _check("zero weight beyond valid length", _zero_beyond),
-    _check("matches the reference with 1-D valid_lens", _matches(two_d=False)),
+    _check(MAIN_CHECK, _matches(two_d=False)),
     _check("matches the reference with 2-D valid_lens", _matches(two_d=True)),
     _check("plain softmax when valid_lens is None", _matches(None, with_lens=False)),
     _check("lengths above K mean all valid", _matches(None, above_k=True)),

@@ -321,6 +321,11 @@ _PROBLEMS = {
         "your code raises {type} on the CPU for every input of this check{message}, so it runs on no device",
         "ваш код вызывает исключение {type} на CPU для всех входов этой проверки{message}, то есть не "
         "работает ни на одном устройстве"),
+    "check.passed_as_own": (
+        "passed against what your code's own mistake gives, not against the reference: that mistake is "
+        "charged once, by “{main}”",
+        "зачтено по тому, что даёт ошибка вашего же кода, а не по эталону: эта ошибка учтена один раз, "
+        "в проверке «{main}»"),
     "task.not_defined": ("{name} is not defined: run its cell (grade id {task}) without errors",
                          "{name} не определено: ячейка {task} должна выполняться без ошибок"),
     "task.not_finished": ("not run: the code did not finish", "не выполнялась: код не завершился"),
