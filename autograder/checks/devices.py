@@ -43,6 +43,7 @@ class Probe:
     note: str                                   # which path it takes, shown under the code
     cpu: Callable[[Case], object]
     elsewhere: Callable[[Case], tuple[object, list[str]]]
+    module: bool = True                         # one module, called on the CPU first (what it keeps stays there)
 
 
 def judge(probes: list[Probe], shape_check: str, retry: list[Probe] = ()) -> None:
@@ -78,18 +79,18 @@ def _judge_one(probe: Probe, expected) -> None:
     try:
         got, devices = probe.elsewhere(probe.case)
     except StudentError as error:
-        _raise_for(error, code)
+        _raise_for(error, code, probe.module)
     if "cpu" in devices:
         raise fail(text("devices.result_on_cpu"), case_code=code, expected="cuda", got="cpu")
     if not _same(got, expected):
         raise fail(text("devices.differs"), case_code=code, expected=_summary(expected), got=_summary(got))
 
 
-def _raise_for(error: StudentError, code: str):
+def _raise_for(error: StudentError, code: str, module: bool):
     where = where_text(error.where)
     if DEVICE_ERROR.search(error.message):
-        raise fail(text("devices.mixes", where=where), case_code=code,
-                   got=f"{error.type_name}: {error.message}") from None
+        problem = text("devices.mixes_in_module" if module else "devices.mixes", where=where)
+        raise fail(problem, case_code=code, got=f"{error.type_name}: {error.message}") from None
     raise fail(text("devices.raises_elsewhere", type=error.type_name, message=message_text(error.message),
                     where=where),
                case_code=code) from None

@@ -220,7 +220,8 @@ def _on_any_device(student, ctx: Context) -> None:
         case = Case({"X": values((2, 3, 4), 1.0, 41, torch.float32)[0], "valid_lens": lens})
         return devices.Probe(
             case, note, cpu=lambda c: student.call(NAME, *c.tensors.values()),
-            elsewhere=lambda c: devices.call_elsewhere(student, NAME, None, list(c.tensors.values()), []))
+            elsewhere=lambda c: devices.call_elsewhere(student, NAME, None, list(c.tensors.values()), []),
+            module=False)
     devices.judge([probe(torch.tensor([1, 3]), "valid_lens of shape (B,)"),
                    probe(torch.tensor([[1, 2, 4], [3, 0, 2]], dtype=torch.int32), "valid_lens of shape (B, Q)"),
                    probe(None, "valid_lens=None")], shape_check="output shape, dtype and device")

@@ -303,6 +303,15 @@ _PROBLEMS = {
         "the inputs are elsewhere; pass device=X.device (or use torch.*_like and tensor methods)",
         "на другом устройстве (GPU) ваш код смешивает устройства{where}: тензор создаётся на CPU, а входы "
         "лежат на другом устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора)"),
+    "devices.mixes_in_module": (
+        "on another device (a GPU) your code mixes devices{where}: a tensor is created on the CPU while "
+        "the inputs are elsewhere; pass device=X.device (or use torch.*_like and tensor methods). Or the "
+        "module kept a tensor from an earlier call (a cache) on the device of that call: here the same "
+        "module ran on the CPU first; a module's result may depend only on its parameters and this call",
+        "на другом устройстве (GPU) ваш код смешивает устройства{where}: тензор создаётся на CPU, а входы "
+        "лежат на другом устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора). "
+        "Или модуль хранит тензор с прошлого вызова (кэш) на устройстве того вызова: здесь тот же модуль "
+        "сначала работал на CPU; результат модуля может зависеть только от его параметров и этого вызова"),
     "devices.result_on_cpu": (
         "for inputs on another device (a GPU) the result comes back on the CPU: it is built in a tensor "
         "created without device=",
