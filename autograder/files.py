@@ -25,15 +25,24 @@ from pathlib import Path
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 GUARD = "'"  # a leading ' makes a spreadsheet show the rest of the cell as text
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: what a terminal acts on
+# C0, DEL and C1 (what a terminal acts on), and the invisible format characters that reorder or
+# hide text around them on a page or a terminal: zero-width ones, direction marks, embeddings,
+# overrides and isolates, the word joiner, the byte-order mark (red team 10: a message's U+202E
+# reversed the grader's own words after it).
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def written_out(value: str, keep: str = "") -> str:
-    """``value`` with each control character not in ``keep`` written out as its escape
-    (``\\x1b``, ``\\n``): text from a submission (an id, a message) that the TA's terminal
-    shows, or ``cat`` prints from a Markdown file, acts on nothing (no cleared screen, no
-    title set, no line of the student's own in the log)."""
-    return CONTROL.sub(lambda found: found.group() if found.group() in keep else repr(found.group())[1:-1], value)
+    """``value`` with each control or invisible format character not in ``keep`` written out as
+    its escape (``\\x1b``, ``\\n``, ``\\u202e``): text from a submission (an id, a message) that
+    the TA's terminal shows, ``cat`` prints from a Markdown file, or a page shows, acts on nothing
+    (no cleared screen, no title set, no line of the student's own in the log, no words of the
+    grader's reversed)."""
+    return CONTROL.sub(lambda found: found.group() if found.group() in keep else _escape(found.group()), value)
+
+
+def _escape(char: str) -> str:
+    return repr(char)[1:-1] if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
 def visible(value: str) -> str:

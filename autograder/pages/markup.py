@@ -10,7 +10,7 @@ import base64
 import html
 from collections.abc import Iterable
 
-from ..files import visible
+from ..files import visible, written_out
 from ..files import write_atomically  # noqa: F401 - the pages write through it
 from ..results import Text
 from ..texts.say import Prose, Say
@@ -73,8 +73,11 @@ summary{cursor:pointer;color:#2f6db5}
 
 
 def esc(value: object) -> str:
-    """``value`` as HTML text: every ``<``, ``&`` and quote escaped."""
-    return html.escape(str(value), quote=True)
+    """``value`` as HTML text: every ``<``, ``&`` and quote escaped, and every control or
+    invisible format character but a line break and a tab written out as its escape, as in the
+    Markdown files (a NUL or ESC stays out of the file, a direction override cannot reverse
+    the grader's words after a student's message)."""
+    return html.escape(written_out(str(value), keep="\n\t"), quote=True)
 
 
 def prose(said: Prose) -> str:

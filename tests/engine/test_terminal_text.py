@@ -38,3 +38,24 @@ def test_markdown_written_for_the_student_and_the_ta_holds_no_control_character(
     from autograder.markdown import fenced, inline_code, md, words
     for text in (md(HOSTILE), words(HOSTILE), inline_code(HOSTILE), *fenced(HOSTILE)):
         assert not any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in text), repr(text)
+
+
+REORDERING = "ok \u2066\u202e evil \u200b\u200f\u061c\ufeff"  # red team 10: U+202E reversed the grader's words after it
+
+
+def test_direction_and_zero_width_characters_are_written_out_too():
+    """Does a message's direction override or zero-width character reach a terminal, a Markdown
+    file or an HTML page only written out?"""
+    from autograder.markdown import fenced, md
+    from autograder.pages.markup import esc
+    written = "ok \\u2066\\u202e evil \\u200b\\u200f\\u061c\\ufeff"
+    assert shown(REORDERING) == written == esc(REORDERING)
+    assert written in "".join(fenced(REORDERING))
+    assert not set("\u2066\u202e\u200b\u200f\u061c\ufeff") & set(md(REORDERING))
+
+
+def test_an_html_page_holds_no_control_character_but_line_breaks():
+    """Does the HTML escaping write a message's NUL and ESC out (red team 10: raw in the page)
+    while keeping the line breaks and tabs of code?"""
+    from autograder.pages.markup import esc
+    assert esc("a \x00 b \x1b[2J <c>\n\td") == "a \\x00 b \\x1b[2J &lt;c&gt;\n\td"
