@@ -331,4 +331,7 @@ def _refuse_duplicates(found: list[Submission]) -> None:
     if twice:
         lines = [f"student {sid!r} has {len(subs)} submissions: {', '.join(s.shown or str(s.path) for s in subs)}"
                  for sid, subs in sorted(twice.items())]
+        lines += [f"  ({s.shown or s.path} could not take its folder's name {s.folder_id!r}: "
+                  f"{', '.join(o.shown or str(o.path) for o in by_id[s.folder_id])} has that id)"
+                  for subs in twice.values() for s in subs if s.folder_id in by_id]
         raise ConfigError("\n".join(lines) + "\n(one submission per student: rename or remove the others)")

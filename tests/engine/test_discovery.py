@@ -385,3 +385,14 @@ def test_a_file_named_after_another_student_never_takes_their_row_or_stops_the_b
     [alone] = [s for s in found(tmp_path).submissions if s.path.parent.name == "kim"]
     assert alone.student_id == "ivanov" and alone.notice.id == "issue.id_from_file"
     assert alone.notice.params["folder"] == "kim"
+
+
+def test_a_folder_name_already_taken_is_named_in_the_duplicate_error(tmp_path):
+    """Red team 10: with ivanov.ipynb, kim/ivanov.ipynb and kim.ipynb, kim's notebook cannot take
+    its folder's name either; the usage error named only the ivanov pair. Does it say why?"""
+    put(tmp_path / "ivanov.ipynb")
+    put(tmp_path / "kim" / "ivanov.ipynb")
+    put(tmp_path / "kim.ipynb")
+    with pytest.raises(ConfigError, match=r"kim/ivanov.ipynb could not take its folder's name 'kim': "
+                                          r"kim.ipynb has that id"):
+        found(tmp_path)
