@@ -20,6 +20,7 @@ import io
 import os
 import re
 import tempfile
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -55,13 +56,23 @@ def visible(value: str) -> str:
     ``ids.student_id`` holds a backslash only doubled or in an escape of its own, so no
     escape written here reads as the id's own text."""
     value = clean_text(value)
-    return "".join(_visible(char, value[index - 1:index], value[index + 1:index + 2])
+    script = next((_script(char) for char in value if char.isalpha()), None)
+    return "".join(_visible(char, value[index - 1:index], value[index + 1:index + 2], script)
                    for index, char in enumerate(value))
 
 
-def _visible(char: str, before: str, after: str) -> str:
+def _script(char: str) -> str:
+    """A letter's script, as the first word of its Unicode name (LATIN, CYRILLIC, GREEK)."""
+    return unicodedata.name(char, "?").split(" ")[0]
+
+
+def _visible(char: str, before: str, after: str, script: str | None) -> str:
     if char == " ":
         return char if before not in ("", " ") and after not in ("", " ") else "\\x20"
+    if unicodedata.category(char).startswith("M") or (char.isalpha() and _script(char) != script):
+        # a combining mark (e + U+0301 shows as é), or a letter of another script than the id's
+        # first (a Cyrillic а inside a Latin name): written out, so look-alikes differ (red team 10)
+        return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
     if char.isprintable():
         return char
     if char in "\n\t\r":

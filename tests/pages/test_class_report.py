@@ -172,10 +172,13 @@ def test_a_hostile_cell_and_id_stay_text_in_the_similar_solutions(browser, tmp_p
 # Ids that a page or a Markdown viewer showed alike (red team): a space against a line break,
 # a leading space or tab dropped, spaces merged, NEL and U+2028 shown as a space or a line break,
 # invisible characters.
+# Red team 10: é as one character and as e + U+0301, a Cyrillic а inside a Latin name.
 LOOKALIKES = ["a b", "a\nb", "a  b", "a\u2028b", "a\u2029b", "a\u00a0b", "a\u200bb", "a\x85b", "ab",
-              "=1+2", " =1+2", "\t=1+2", "=1+2 ", "\u3000=1+2", "\ufeff=1+2"]
+              "=1+2", " =1+2", "\t=1+2", "=1+2 ", "\u3000=1+2", "\ufeff=1+2",
+              "caf\u00e9", "cafe\u0301", "ivanov", "iv\u0430nov"]
 FILE_NAMES = st.binary(max_size=6).map(lambda raw: raw.decode("utf-8", "surrogateescape")) | st.text(
-    alphabet=st.sampled_from([" ", "\n", "\t", "\\", "x", "2", "0", "\u2028", "\x85", "\u00a0"]), max_size=5)
+    alphabet=st.sampled_from([" ", "\n", "\t", "\\", "x", "2", "0", "\u2028", "\x85", "\u00a0",
+                              "a", "\u0430", "e", "\u0301", "\u00e9"]), max_size=5)
 
 
 @settings(max_examples=500, deadline=None)
