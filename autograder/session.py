@@ -87,27 +87,27 @@ class Session:
                 continue
             if not self._run_cell(label, source):
                 return label
-        return self._settle()
+        self._settle()
+        return None
 
-    def _settle(self) -> str | None:
+    def _settle(self) -> None:
         """Each task's name bound again to what its solution cell defined (as nbgrader's test
         cell right after it sees it): a later cell that defined it again (a scratch copy, an
-        unfinished experiment) is not graded, and the student is told. Always None: a worker
-        lost here is found lost by the checks' first request, as after any cell."""
+        unfinished experiment) is not graded, and the student is told. A worker lost here is
+        found lost by the checks' first request, as after any cell."""
         try:
             reply = self.worker.transport({"op": "settle", "args": {}})
         except WorkerLost:
-            return None
+            return
         names = {TASKS[task].defines: task for task in self.settings.autograded}
         labels = {label for label, _ in self.cells}
-        found = reply.get("value")
-        for pair in found if isinstance(found, list) else []:  # the worker's claim: only known names
-            if (isinstance(pair, list) and len(pair) == 2 and pair[0] in names and pair[1] in labels
-                    and pair[0] not in self.told):
+        found = reply.get("value") if isinstance(reply, dict) else None
+        for pair in found if isinstance(found, list) else []:  # the worker's claim: known names and cells only
+            if (isinstance(pair, list) and len(pair) == 2 and all(isinstance(item, str) for item in pair)
+                    and pair[0] in names and pair[1] in labels and pair[0] not in self.told):
                 self.told.add(pair[0])
                 self.warnings.append(Issue(code="redefined_later", task=names[pair[0]], text=text(
                     "issue.redefined_later", name=pair[0], cell=pair[1])))
-        return None
 
     def _run_cell(self, label: str, source: str) -> bool:
         """One cell; False when it ended the worker (said in an error)."""

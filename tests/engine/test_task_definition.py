@@ -85,3 +85,33 @@ def test_a_definition_only_after_the_solution_cell_is_not_there(results):
     """Is an answer defined only after an emptied solution cell graded as not defined, as nbgrader's
     test cell right after the solution cell finds no name?"""
     assert _masked_softmax(results["own_cell_after"])[0] == 0.0
+
+
+class _Forging:
+    """A worker whose reply to ``settle`` is whatever the student made it."""
+
+    def __init__(self, reply):
+        self.reply = reply
+
+    def transport(self, request, until=None):
+        assert request["op"] == "settle"
+        return self.reply
+
+
+@pytest.mark.parametrize("reply", [
+    None, [], {"value": {"masked_softmax": "#3"}}, {"value": [[["masked_softmax"], "#3"]]},
+    {"value": [["masked_softmax"]]}, {"value": [["nobody", "#3"], ["masked_softmax", "#99"]]},
+    {"value": [["masked_softmax", "#3"]] * 1000}], ids=range(7))
+def test_a_forged_settle_reply_only_ever_warns_of_known_names_and_cells(reply):
+    """Does a worker's forged reply (not a list, unhashable items, unknown names or cells, a flood)
+    never raise and never warn of anything but a known task name in a known cell, once?"""
+    from autograder.config import load_config
+    from autograder.grading import RunSettings
+    from autograder.session import Session
+    session = object.__new__(Session)
+    session.settings = RunSettings.resolve(load_config(), "attention_scoring")
+    session.cells, session.told, session.warnings = [("masked_softmax", ""), ("#3", "")], set(), []
+    session.worker = _Forging(reply)
+    session._settle()
+    assert [(w.code, w.task) for w in session.warnings] in ([], [("redefined_later", "masked_softmax")])
+    assert len(session.warnings) == (reply == {"value": [["masked_softmax", "#3"]] * 1000})
