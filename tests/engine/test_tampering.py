@@ -3,6 +3,7 @@
 Every case is graded in ONE run of the CLI (a sandbox start per slot), with short
 timeouts and small limits from a test grader.yml so that a hang costs seconds.
 """
+import ast
 import copy
 import json
 import os
@@ -18,6 +19,7 @@ import nbformat
 import pytest
 import yaml
 
+from autograder.checks import TASKS
 from autograder.runmarker import RUN_MARKER
 from tests.processes import left_after, snapshot
 
@@ -64,7 +66,33 @@ def patch_locked_cell(nb):
 
 
 def append_cell(source: str):
-    return lambda nb: nb.cells.append(nbformat.v4.new_code_cell(source))
+    """The student's ``source``, added where it is graded: code that defines a task's name goes at
+    the end of that task's solution cell (a later cell's definition is not graded, as under
+    nbgrader), other code into a new cell at the end."""
+    defined = _names_defined(source)
+    task = next((task_id for task_id, task in TASKS.items() if task.defines in defined), None)
+
+    def change(nb):
+        cell = next((c for c in nb.cells if task is not None and gid(c) == task), None)
+        if cell is None:
+            nb.cells.append(nbformat.v4.new_code_cell(source))
+        else:
+            cell.source += "\n\n" + source
+    return change
+
+
+def _names_defined(source: str) -> set[str]:
+    """The names a cell's top-level statements bind (def, class, assignment)."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:  # IPython syntax: no task's definition to place
+        return set()
+    names = {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    for node in body:
+        for target in [*getattr(node, "targets", []), getattr(node, "target", None)]:
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+    return names
 
 
 LIAR = '''
