@@ -43,13 +43,19 @@ def written_out(value: str, keep: str = "") -> str:
 
 
 def _escape(char: str) -> str:
-    return repr(char)[1:-1] if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    return repr(char)[1:-1] if ord(char) < 0x100 else _code_point(char)
+
+
+def _code_point(char: str) -> str:
+    """``\\uNNNN`` (``\\UNNNNNNNN`` beyond the basic plane): the character written out."""
+    return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
 
 
 def visible(value: str) -> str:
     """``value`` (an id) with every character that does not show as itself written out, so
     that a page or a Markdown file never shows two ids alike: controls, format characters
-    (zero width, direction marks), line and paragraph separators and every space but U+0020
+    (zero width, direction marks), line and paragraph separators, every space but U+0020,
+    combining marks and letters of another script than the id's first letter (look-alikes)
     as ``\\xNN`` below U+0080 (``\\n``, ``\\t``, ``\\r`` by name) and ``\\uNNNN`` above it (a
     ``\\xNN`` above stands for an undecodable byte of a file name), and a U+0020 at either end
     or beside another as ``\\x20`` (a page drops or merges those). An id made by
@@ -72,13 +78,12 @@ def _visible(char: str, before: str, after: str, script: str | None) -> str:
     if unicodedata.category(char).startswith("M") or (char.isalpha() and _script(char) != script):
         # a combining mark (e + U+0301 shows as é), or a letter of another script than the id's
         # first (a Cyrillic а inside a Latin name): written out, so look-alikes differ (red team 10)
-        return f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+        return _code_point(char)
     if char.isprintable():
         return char
     if char in "\n\t\r":
         return repr(char)[1:-1]
-    return f"\\x{ord(char):02x}" if ord(char) < 0x80 else f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF \
-        else f"\\U{ord(char):08x}"
+    return f"\\x{ord(char):02x}" if ord(char) < 0x80 else _code_point(char)
 
 
 def clean_text(value: str) -> str:

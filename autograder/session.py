@@ -46,6 +46,7 @@ class Session:
         self.cells, self.deadline, self.output_limit = cells, deadline, output_limit
         self.skipped: set[str] = set()
         self.told: set[str] = set()  # task names whose later redefinition the student was told of
+        self.defines = {task: TASKS[task].defines for task in settings.autograded}  # solution cell -> its name
         self.own_crashes, self.own_left_s, self.own_cut = 0, sandbox.limits.own_cells_s, False
         self.warnings: list[Issue] = []
         self.errors: list[Issue] = []
@@ -99,7 +100,7 @@ class Session:
             reply = self.worker.transport({"op": "settle", "args": {}})
         except WorkerLost:
             return
-        names = {TASKS[task].defines: task for task in self.settings.autograded}
+        names = {name: task for task, name in self.defines.items()}
         labels = {label for label, _ in self.cells}
         found = reply.get("value") if isinstance(reply, dict) else None
         for pair in found if isinstance(found, list) else []:  # the worker's claim: known names and cells only
@@ -112,8 +113,7 @@ class Session:
     def _run_cell(self, label: str, source: str) -> bool:
         """One cell; False when it ended the worker (said in an error)."""
         own, started = is_own(label), time.monotonic()
-        defines = TASKS[label].defines if label in TASKS and label in self.settings.autograded else None
-        request = {"op": "exec", "args": {"label": label, "source": source, "defines": defines}}
+        request = {"op": "exec", "args": {"label": label, "source": source, "defines": self.defines.get(label)}}
         try:
             reply = self.worker.transport(request, until=started + self.own_left_s if own else None)
         except WorkerLost as lost:

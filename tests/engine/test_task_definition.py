@@ -5,6 +5,7 @@ copy inside another task's cell) is not graded, and the student is told where it
 import copy
 import json
 import shutil
+from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -108,9 +109,9 @@ def test_a_forged_settle_reply_only_ever_warns_of_known_names_and_cells(reply):
     from autograder.config import load_config
     from autograder.grading import RunSettings
     from autograder.session import Session
-    session = object.__new__(Session)
-    session.settings = RunSettings.resolve(load_config(), "attention_scoring")
-    session.cells, session.told, session.warnings = [("masked_softmax", ""), ("#3", "")], set(), []
+    sandbox = SimpleNamespace(limits=SimpleNamespace(own_cells_s=60))  # only what the constructor reads
+    session = Session(sandbox, RunSettings.resolve(load_config(), "attention_scoring"),
+                      [("masked_softmax", ""), ("#3", "")], deadline=0.0, output_limit=1024)
     session.worker = _Forging(reply)
     session._settle()
     assert [(w.code, w.task) for w in session.warnings] in ([], [("redefined_later", "masked_softmax")])
