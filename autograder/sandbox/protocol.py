@@ -211,10 +211,39 @@ def _index(value, what: str) -> int:
 
 def send(sock: socket.socket, value, handle_of=None) -> None:
     """Send one message holding ``value``, in one ``sendall`` (one system call for a small one)."""
+    sock.sendall(dumps(value, handle_of))
+
+
+def dumps(value, handle_of=None) -> bytes:
+    """One message holding ``value``, as ``send`` writes it (and ``loads`` reads it)."""
     buffers: list[bytes] = []
     body = encode(value, buffers, handle_of)
     header = json.dumps({"body": body, "sizes": [len(b) for b in buffers]}).encode()
-    sock.sendall(b"".join([struct.pack(">Q", len(header)), header, *buffers]))
+    return b"".join([struct.pack(">Q", len(header)), header, *buffers])
+
+
+def loads(data: bytes):
+    """The value of one whole message (``dumps``); raises ``ProtocolError`` on anything else,
+    bytes left over included."""
+    reader = _Bytes(data)
+    value = _read(reader)
+    if reader.offset != len(data):
+        raise ProtocolError(f"{len(data) - reader.offset} bytes after the message")
+    return value
+
+
+class _Bytes:
+    """``_Reader``'s ``exactly`` over bytes already in hand."""
+
+    def __init__(self, data: bytes):
+        self.data, self.offset = data, 0
+
+    def exactly(self, size: int) -> bytes:
+        if self.offset + size > len(self.data):
+            raise EOFError("the message ends early")
+        taken = self.data[self.offset:self.offset + size]
+        self.offset += size
+        return taken
 
 
 class _Reader:
@@ -238,7 +267,10 @@ class _Reader:
 
 def recv(sock: socket.socket):
     """Receive one message; raises ``EOFError`` when the peer is gone, ``ProtocolError`` if malformed."""
-    reader = _Reader(sock)
+    return _read(_Reader(sock))
+
+
+def _read(reader):
     (header_size,) = struct.unpack(">Q", reader.exactly(8))
     if header_size > MAX_HEADER_BYTES:
         raise ProtocolError(f"header of {header_size} bytes")
