@@ -103,12 +103,22 @@ def inputs(case: Case, dtype=None, device: str | None = None) -> list:
     return [None if x is None else moved(x) for x in (t["queries"], t["keys"], t["values"], t["valid_lens"])]
 
 
-def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu"):
+def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu", train: bool = False):
     """The reference module (float32, CPU) and the student's with the reference's weights, in
-    eval mode, in the case's dtype and on ``device`` (the run's: CUDA on a GPU runner). Lazy
-    layers are initialised by a float32 forward on the CPU first."""
-    reference, module, _ = _build(student, task, case, dropout, device, read=None)
+    eval mode (train mode with ``train``), in the case's dtype and on ``device`` (the run's:
+    CUDA on a GPU runner). Lazy layers are initialised by a float32 forward on the CPU first."""
+    reference, module, _, _ = _build(student, task, case, dropout, device, read=None, train=train)
     return reference, module
+
+
+def build_with_gradients(student, task: AttentionTask, case: Case, dropout: float, device: str, train: bool,
+                         request: dict) -> tuple:
+    """``build`` (train mode with ``train``), then the worker's ``gradients`` ``request``
+    (``gradients.request``) on the module, in the same round trip: (reference, module, the
+    reply, or the ``StudentError`` it raised)."""
+    reference, module, _, reply = _build(student, task, case, dropout, device, read=None, train=train,
+                                         gradients=request)
+    return reference, module, reply
 
 
 def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", read_weights: bool = True):
@@ -117,22 +127,25 @@ def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", 
     The call's error is raised, as a separate call would raise it; the weights are a value,
     the ``StudentError`` reading them raised, or None when not read."""
     names = ["attention_weights"] if read_weights else []
-    reference, module, then = _build(student, task, case, 0.0, device, read=names)
+    reference, module, then, _ = _build(student, task, case, 0.0, device, read=names)
     results, read = called_then(then, 1, names)
     if isinstance(results, StudentError):
         raise results
     return reference, module, results[0], read.get("attention_weights")
 
 
-def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None):
-    """``build``'s work; with ``read`` (a list), also the call on the case and those attributes."""
+def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None,
+           train: bool = False, gradients: dict | None = None):
+    """``build``'s work; with ``read`` (a list), also the call on the case and those attributes;
+    with ``gradients``, also the worker's ``gradients`` on the built module (``build_remote``)."""
     reference, weights = reference_module(task, case, dropout)
     calls = [[None, inputs(case, torch.float32)]] if weights else []  # the student's lazy layers
     dtype = "float64" if case.tensors["queries"].dtype == torch.float64 else None
     then = None if read is None else [[None, inputs(case, device=device)]]
     try:
-        module, missing, done = build_remote(student, task.name, [], task.init(case, dropout), calls, weights,
-                                             dtype, None if device == "cpu" else device, then, read)
+        module, missing, done, grads = build_remote(
+            student, task.name, [], task.init(case, dropout), calls, weights, dtype,
+            None if device == "cpu" else device, then, read, train, gradients)
     except StudentError:
         if task.older_signature is None or not _takes_older_arguments(student, task, case, dropout):
             raise
@@ -142,7 +155,7 @@ def _build(student, task: AttentionTask, case: Case, dropout: float, device: str
     if missing:
         raise fail(text("attention.parameters_missing", missing=", ".join(missing),
                         names=", ".join(sorted(weights))), case_code=case.code())
-    return reference, module, done
+    return reference, module, done, grads
 
 
 # The reference modules, by task, constructor arguments and input sizes: all that their lazy
@@ -168,19 +181,26 @@ def reference_module(task: AttentionTask, case: Case, dropout: float) -> tuple[t
 
 def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
                  dtype: str | None, device: str | None, then: list | None = None,
-                 read: list | None = None) -> tuple[RemoteModule, list[str], dict]:
-    """The worker's ``build``: the student's module, eval mode, lazily initialised by ``calls``,
-    with ``parameters`` copied by name, in ``dtype`` on ``device``; the names not found; and,
-    with ``then``, those calls' results and the attributes ``read`` after them (runner's
-    ``_then``; an empty dict without). Every build starts from the same random state
+                 read: list | None = None, train: bool = False,
+                 gradients: dict | None = None) -> tuple[RemoteModule, list[str], dict, object]:
+    """The worker's ``build``: the student's module, eval mode (train mode with ``train``),
+    lazily initialised by ``calls``, with ``parameters`` copied by name, in ``dtype`` on
+    ``device``; the names not found; with ``then``, those calls' results and the attributes
+    ``read`` after them (runner's ``_then``; an empty dict without); and with ``gradients``
+    (the ``gradients`` request's arguments but the target), that request's value or the
+    ``StudentError`` it raised (None without). Every build starts from the same random state
     (``BUILD_SEED``), so parameters the reference has no twin for (a bias that cancels in the
     softmax, an extra layer) are the same in two builds that a check compares."""
     reply = student.request("build", name=name, args=args, kwargs=kwargs, calls=calls, parameters=parameters,
-                            dtype=dtype, device=device, seed=BUILD_SEED, then=then, read=read)
+                            dtype=dtype, device=device, seed=BUILD_SEED, then=then, read=read, train=train,
+                            gradients=gradients)
     if not isinstance(reply, dict) or not isinstance(reply.get("handle"), Handle) \
-            or not isinstance(reply.get("missing"), list) or not isinstance(reply.get("then", {}), dict):
+            or not isinstance(reply.get("missing"), list) or not isinstance(reply.get("then", {}), dict) \
+            or (gradients is not None and not isinstance(reply.get("gradients"), dict)):
         raise StudentError("ProtocolError", "build: malformed reply")
-    return RemoteModule(student, reply["handle"]), [str(m) for m in reply["missing"]], reply.get("then", {})
+    grads = outcome(reply["gradients"]) if gradients is not None else None
+    return (RemoteModule(student, reply["handle"]), [str(m) for m in reply["missing"]], reply.get("then", {}),
+            grads)
 
 
 def called_then(then: dict, calls: int, names: list[str]) -> tuple[list | StudentError, dict]:
@@ -434,14 +454,13 @@ def gradients_judged(student, task: AttentionTask, case: Case, device: str, trai
     judged (an example where the output cannot show the attention, or an output that does not
     change with the keys: without tanh, additive attention's output does not change with the
     queries, and its gradients are still judged)."""
-    reference, module = build(student, task, case, device=device)
-    if train:
-        module.train()
     q, k, v, lens = inputs(case)
     R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=q.numel())
     sent = inputs(case, device=device)
     calls, names = [[None, sent]], ["queries", "keys", "values"]
-    reply = gradients.student_gradients(student, module.handle, calls, R.to(device), first_item=False)
+    reference, module, reply = build_with_gradients(student, task, case, 0.0, device, train,
+                                                    gradients.request(calls, R.to(device), first_item=False))
+    reply = gradients.student_gradients(reply)
     output, expected_inputs, expected_params = reference_result(
         "attention gradients", lambda: gradients.reference_gradients(
             lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v],

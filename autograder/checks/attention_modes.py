@@ -80,8 +80,7 @@ def _dropout_in_train(task: AttentionTask):
             _, module = build(student, task, case, dropout=p, device=device)
             kept_before = _stored(module, case, device)
             module.train()
-            student.seed(0)
-            got = module(*inputs(case, device=device))
+            got = module.seeded(0, None, *inputs(case, device=device))
             code = f"{case.code()}\n# dropout={p}, module.train(), torch.manual_seed(0)"
             check_shape(got, (4, 8, 7), OUTPUT, code, "(B, Q, v)")
             _judge_train(got.double().cpu(), weights, p, code)
@@ -134,17 +133,14 @@ def _device(task: AttentionTask):
 
             def module():
                 if "module" not in built:
-                    built["module"] = build(student, task, case, dropout=0.5 if train else 0.0)[1]
-                    built["module"].train(train)
+                    built["module"] = build(student, task, case, dropout=0.5 if train else 0.0, train=train)[1]
                 return built["module"]
 
             def cpu(c):
-                student.seed(0)
-                return module()(*inputs(c))
+                return module().seeded(0, None, *inputs(c))
 
             def elsewhere(c):
-                student.seed(0)
-                return devices.call_elsewhere(student, module().handle, None, inputs(c), [module().handle])
+                return devices.call_elsewhere(student, module().handle, None, inputs(c), [module().handle], seed=0)
             return devices.Probe(case, note, cpu, elsewhere)
         def probes(value_size: int) -> list[devices.Probe]:
             return [probe(torch.tensor([1, 4]), False, "module.eval()", value_size),

@@ -180,12 +180,12 @@ def gradients_in_train_mode(student, task: AttentionTask, device: str) -> None:
     call = next(c for c in _calls(task) if c.train)
     code = call.case.code() + "\n# module = ...(dropout=0.5); module.train(); (module(...) * R).sum().backward()"
     try:
-        _, module = build(student, task, call.case, dropout=0.5, device=device)
-        module.train()
         q, _, v, _ = inputs(call.case)
         R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=7)
-        student.request("gradients", target=module.handle, calls=[[None, inputs(call.case, device=device)]],
-                        cotangent=R.float().to(device))
+        _, _, reply = attention.build_with_gradients(
+            student, task, call.case, 0.5, device, train=True,
+            request=gradients.request([[None, inputs(call.case, device=device)]], R.float().to(device)))
+        gradients.student_gradients(reply)
     except StudentError as error:
         raise CheckFailed(raised(error, code)) from None
 
@@ -355,8 +355,7 @@ def decoder_as_trained(student, task, device: str) -> None:
                  text("context.long_source", what=decoders.LOGITS, steps=WIDE), f"{case.code()}\n{DECODE}", "(B, S, V)")
     code = f"{case.code()}\ndecoder.train()  # dropout=0, as train_seq2seq trains it\n{DECODE}"
     try:
-        enc_outputs, _, module = decoders.setup(student, task, case, device=device)
-        module.train()
+        enc_outputs, _, module = decoders.setup(student, task, case, device=device, train=True)
         there, enc_there = decoders.on(device, case, enc_outputs)
         lens = there.tensors["enc_valid_lens"]
         result = module(there.tensors["tgt"], module.method("init_state", enc_there, lens))
@@ -384,8 +383,7 @@ def _dropout_acts(student, task, device: str) -> None:
         lens, tgt = there.tensors["enc_valid_lens"], there.tensors["tgt"]
         evaluated = decoders.first(module(tgt, module.method("init_state", enc_there, lens)), case)
         module.train()
-        student.seed(0)
-        trained = decoders.first(module(tgt, module.method("init_state", enc_there, lens)), case)
+        trained = decoders.first(module(tgt, module.seeded(0, "init_state", enc_there, lens)), case)
     except StudentError as error:
         raise CheckFailed(raised(error, code + "decoder.train()\n" + DECODE)) from None
     if isinstance(evaluated, torch.Tensor) and close(trained, evaluated, 1e-6):

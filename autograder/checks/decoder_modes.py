@@ -49,20 +49,18 @@ def _device(task: DecoderTask):
 
             def module():
                 if not built:
-                    built["enc"], _, built["module"] = setup(student, task, case, dropout=0.5 if train else 0.0)
-                    built["module"].train(train)
+                    built["enc"], _, built["module"] = setup(student, task, case, dropout=0.5 if train else 0.0,
+                                                             train=train)
                 return built["enc"], built["module"]
 
             def cpu(c):
                 enc, m = module()
-                student.seed(0)
-                return first(m(c.tensors["tgt"], m.method("init_state", enc, c.tensors["enc_valid_lens"])), c)
+                return first(m(c.tensors["tgt"], m.seeded(0, "init_state", enc, c.tensors["enc_valid_lens"])), c)
 
             def elsewhere(c):
                 enc, m = module()
-                student.seed(0)
                 state, on = devices.call_elsewhere(student, m.handle, "init_state",
-                                                   [enc, c.tensors["enc_valid_lens"]], [m.handle])
+                                                   [enc, c.tensors["enc_valid_lens"]], [m.handle], seed=0)
                 result, on_after = devices.call_elsewhere(student, m.handle, None, [c.tensors["tgt"], state],
                                                           [m.handle])
                 return first(result, c), on + on_after  # init_state's tensors, then forward's

@@ -6,6 +6,7 @@ The student's decoder gets the reference encoder's outputs as plain tensors and 
 reference decoder's weights by parameter name after one lazy-initialising forward.
 Cases draw float32 and float64, int32 and int64 lengths, and ``enc_valid_lens=None``.
 """
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -82,25 +83,29 @@ def map_tensors(value, fn):
     return value
 
 
-def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: str = "cpu"):
+def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: str = "cpu", train: bool = False):
     """Reference encoder outputs (CPU, in the case's dtype), the reference decoder (float32,
-    CPU), and the student's decoder with its weights, in eval mode, in the case's dtype and on
-    ``device`` (the run's: CUDA on a GPU runner; ``on`` moves the inputs there)."""
-    return _setup(student, task, case, dropout, device, read=None)[:3]
+    CPU), and the student's decoder with its weights, in eval mode (train mode with ``train``),
+    in the case's dtype and on ``device`` (the run's: CUDA on a GPU runner; ``on`` moves the
+    inputs there)."""
+    return _setup(student, task, case, dropout, device, read=None, train=train)[:3]
 
 
 def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu"):
     """``setup``, then the whole target decoded on ``device``, teacher forced, in the same round
     trip: (encoder outputs, reference, module, logits). The student's error is raised."""
-    enc_outputs, reference, module, then = _setup(student, task, case, 0.0, device, read=[])
+    enc_outputs, reference, module, then, _ = _setup(student, task, case, 0.0, device, read=[])
     results, _ = called_then(then, 2, [])
     if isinstance(results, StudentError):
         raise results
     return enc_outputs, reference, module, first(results[1], case)
 
 
-def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None):
-    """``setup``'s work; with ``read`` (a list), also the decoding's calls and those attributes."""
+def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None,
+           train: bool = False, gradients: Callable | None = None):
+    """``setup``'s work; with ``read`` (a list), also the decoding's calls and those attributes;
+    with ``gradients``, also the worker's ``gradients`` request that ``gradients(encoder
+    outputs)`` makes, on the built decoder (``build_remote``)."""
     encoder, reference, weights = references(task, case)
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
@@ -108,22 +113,18 @@ def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, 
     lazy = [["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]]  # the student's lazy layers
     float64 = case.options.get("dtype") == torch.float64
     in_dtype = map_tensors(enc_outputs, Tensor.double) if float64 else enc_outputs
-    then = None
-    if read is not None:
-        there, enc_there = on(device, case, in_dtype)
-        then = [["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
-                [None, [there.tensors["tgt"], {"result_of": 0}]]]
+    then = None if read is None else decoding(device, case, in_dtype)
     try:
-        module, missing, done = build_remote(student, task.name, [*sizes(case), dropout], {}, lazy, weights,
-                                             "float64" if float64 else None, None if device == "cpu" else device,
-                                             then, read)
+        module, missing, done, grads = build_remote(
+            student, task.name, [*sizes(case), dropout], {}, lazy, weights, "float64" if float64 else None,
+            None if device == "cpu" else device, then, read, train, gradients and gradients(in_dtype))
     except StudentError:
         if task.lstm:
             _name_gru_state(student, task, case, enc_outputs)
         raise
     if missing:
         raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
-    return in_dtype, reference, module, done
+    return in_dtype, reference, module, done, grads
 
 
 # The reference encoders and decoders, by task, sizes and seed: all that their lazy
@@ -145,6 +146,14 @@ def references(task: DecoderTask, case: Case) -> tuple[torch.nn.Module, torch.nn
             randomize(reference, seed=case.options["seed"] + 1)
         return encoder, reference, {name: p.detach() for name, p in reference.named_parameters()}
     return _REFERENCES.get((task.name, tuple(sizes(case)), case.options["seed"]), make)
+
+
+def decoding(device: str, case: Case, enc_outputs) -> list:
+    """The worker's calls that decode the case's whole target, teacher forced, on ``device``:
+    ``init_state``, then ``forward`` from the state it returned."""
+    there, enc_there = on(device, case, enc_outputs)
+    return [["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
+            [None, [there.tensors["tgt"], {"result_of": 0}]]]
 
 
 def on(device: str, case: Case, enc_outputs) -> tuple[Case, object]:
@@ -196,7 +205,7 @@ def decoded(student, task: DecoderTask, case: Case, device: str) -> tuple:
     raised, its attention_weights or the StudentError reading them)."""
     def decode() -> tuple:
         names = ["attention_weights"]
-        enc_outputs, reference, module, then = _setup(student, task, case, 0.0, device, read=names)
+        enc_outputs, reference, module, then, _ = _setup(student, task, case, 0.0, device, read=names)
         results, read = called_then(then, 2, names)
         logits = results if isinstance(results, StudentError) else results[1]
         return enc_outputs, reference, module, logits, read.get("attention_weights", results)
@@ -432,15 +441,14 @@ def gradients_judged(student, task: DecoderTask, case: Case, device: str, train:
     are right, against the student's own forward where not (``gradients``); False when not
     judged (one source step to attend to, or logits that do not change with the encoder's
     outputs)."""
-    enc_outputs, reference, module = setup(student, task, case, device=device)
-    if train:
-        module.train()
     tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
     R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
-    there, enc_there = on(device, case, enc_outputs)
-    calls = [["init_state", [enc_there, there.tensors["enc_valid_lens"]]],
-             [None, [there.tensors["tgt"], {"result_of": 0}]]]
-    reply = gradients.student_gradients(student, module.handle, calls, R.to(device))
+    enc_outputs, reference, module, _, reply = _setup(
+        student, task, case, 0.0, device, read=None, train=train,
+        gradients=lambda enc: gradients.request(decoding(device, case, enc), R.to(device)))
+    reply = gradients.student_gradients(reply)
+    calls = decoding(device, case, enc_outputs)
+    enc_there = calls[0][1][0]
     outputs, hidden = enc_outputs
     leaves = [outputs, *hidden] if task.lstm else [outputs, hidden]
     names = ["enc_outputs[0]", "enc_outputs[1][0]", "enc_outputs[1][1]"] if task.lstm else [

@@ -118,10 +118,12 @@ def _summary(value) -> str:
                      if isinstance(t, Tensor) else type(t).__name__ for t in leaves[:4])
 
 
-def call_elsewhere(student, target, method: str | None, args: list, modules: list) -> tuple[object, list[str]]:
-    """The worker's emulated-device call: the result (on the CPU) and its tensors' devices."""
+def call_elsewhere(student, target, method: str | None, args: list, modules: list,
+                   seed: int | None = None) -> tuple[object, list[str]]:
+    """The worker's emulated-device call (after ``Student.seed(seed)``, with ``seed``): the result
+    (on the CPU) and its tensors' devices."""
     reply = student.request("call_elsewhere", target=target, method=method, args=args, kwargs={},
-                            modules=modules)
+                            modules=modules, seed=seed)
     if not isinstance(reply, dict) or not isinstance(reply.get("devices"), list):
         raise StudentError("ProtocolError", "call_elsewhere: malformed reply")
     return reply.get("result"), [str(d) for d in reply["devices"]]

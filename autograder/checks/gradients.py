@@ -47,11 +47,18 @@ def reference_gradients(forward: Callable[[list[Tensor], dict[str, Tensor]], Ten
     return output.detach(), grads[:len(leaves)], dict(zip(params, grads[len(leaves):], strict=True))
 
 
-def student_gradients(student, handle, calls: list, R: Tensor, first_item: bool = True) -> dict:
-    """The worker's ``gradients`` reply: output, input gradients (flattened), parameter
-    gradients. The output is the last call's result, or its first item (``first_item``: a
-    decoder's logits; an attention module returns one tensor, and a tuple is no output)."""
-    reply = student.request("gradients", target=handle, calls=calls, cotangent=R, first_item=first_item)
+def request(calls: list, R: Tensor, first_item: bool = True) -> dict:
+    """The worker's ``gradients`` request on a module, made with its build (``build_remote``):
+    the output is the last call's result, or its first item (``first_item``: a decoder's
+    logits; an attention module returns one tensor, and a tuple is no output)."""
+    return {"calls": calls, "cotangent": R, "first_item": first_item}
+
+
+def student_gradients(reply) -> dict:
+    """The ``gradients`` reply (output, input gradients (flattened), parameter gradients);
+    the student's error raised."""
+    if isinstance(reply, StudentError):
+        raise reply
     if not isinstance(reply, dict) or not isinstance(reply.get("parameters"), dict) \
             or not isinstance(reply.get("inputs"), list):
         raise StudentError("ProtocolError", "gradients: malformed reply")

@@ -129,6 +129,10 @@ class RemoteModule:
         return self.student.request("call", target=self.handle, method=name,
                                     args=list(args), kwargs=kwargs)
 
+    def seeded(self, seed: int, name: str | None, *args):
+        """``method(name, *args)`` after ``Student.seed(seed)``, in one round trip."""
+        return self.student.request("call", target=self.handle, method=name, args=list(args), kwargs={}, seed=seed)
+
     def attr(self, name: str):
         return self.student.request("getattr", target=self.handle, name=name)
 

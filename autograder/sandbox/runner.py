@@ -206,8 +206,11 @@ class Runner:
             raise TypeError(f"{name}(...) made a {type(obj).__name__}, not an nn.Module")
         return self.handle_of(obj)
 
-    def op_call(self, target, method: str | None, args: list, kwargs: dict):
-        """Call a function by name, or a module (its ``__call__`` or a named method)."""
+    def op_call(self, target, method: str | None, args: list, kwargs: dict, seed: int | None = None):
+        """Call a function by name, or a module (its ``__call__`` or a named method); with
+        ``seed``, after ``op_seed(seed)`` (a call in train mode, whose dropout draws)."""
+        if seed is not None:
+            self.op_seed(seed)
         obj = self._target(target)
         func = obj if method is None else getattr(obj, method)
         return func(*self._in(args), **self._in(kwargs))
@@ -273,11 +276,14 @@ class Runner:
             return result if value["item"] is None else result[value["item"]]
         return self._in(value)
 
-    def op_call_elsewhere(self, target, method: str | None, args: list, kwargs: dict, modules: list) -> dict:
-        """Like ``call``, with every tensor argument and the ``modules``' parameters on an
-        emulated other device (``elsewhere.py``: CUDA's same-device rule, values readable).
+    def op_call_elsewhere(self, target, method: str | None, args: list, kwargs: dict, modules: list,
+                          seed: int | None = None) -> dict:
+        """Like ``call`` (``seed`` too), with every tensor argument and the ``modules``' parameters
+        on an emulated other device (``elsewhere.py``: CUDA's same-device rule, values readable).
         Returns the result on the CPU and the device type of each of its tensors, in order;
         the grader judges them."""
+        if seed is not None:
+            self.op_seed(seed)
         obj = self._target(target)
         func = obj if method is None else getattr(obj, method)
         with OtherDevice() as other:
@@ -355,12 +361,15 @@ class Runner:
 
     def op_build(self, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
                  dtype: str | None = None, device: str | None = None, seed: int | None = None,
-                 then: list | None = None, read: list | None = None) -> dict:
+                 then: list | None = None, read: list | None = None, train: bool = False,
+                 gradients: dict | None = None) -> dict:
         """What the checks do before each example, in one round trip: ``new`` (after seeding the
         CPU generator, where modules initialise, with ``seed``), eval mode, the lazy-initialising
         ``calls`` (as in ``gradients``), the parameters copied by name, then ``to(device,
-        dtype)``. Returns the module's handle and the parameter names not found; and, when
-        ``then`` is given, what ``_then`` returns for those calls and the attributes ``read``."""
+        dtype)``, and train mode with ``train``. Returns the module's handle and the parameter
+        names not found; when ``then`` is given, what ``_then`` returns for those calls and the
+        attributes ``read``; when ``gradients`` (``op_gradients``'s arguments) is given, that
+        request's reply (``{"value": ...}`` or ``{"error": ...}``), made after ``then``."""
         if seed is not None:
             torch.random.default_generator.manual_seed(seed)
         handle = self.op_new(name, args, kwargs)
@@ -370,9 +379,13 @@ class Runner:
         missing = self.op_load_parameters(handle, parameters)
         if dtype is not None or device is not None:
             self.op_to(handle, device=device, dtype=dtype)
+        if train:
+            module.train()
         built = {"handle": handle, "missing": missing}
         if then:
             built["then"] = self._then(module, then, read or [])
+        if gradients is not None:
+            built["gradients"] = _answered(lambda: self.op_gradients(handle, **gradients))
         return built
 
     def _then(self, module, calls: list, names: list[str]) -> dict:
@@ -380,16 +393,10 @@ class Runner:
         ``{"results": ..., "read": {name: ...}}``, each ``{"value": ...}`` or ``{"error": ...}``
         (what it raised), as separate requests would have answered; when a call raises,
         nothing more runs."""
-        try:
-            results = {"value": self._run_calls(module, calls)}
-        except BaseException as error:  # the student's, reported as handle() reports it
-            return {"results": {"error": student_error(error)}, "read": {}}
-        read = {}
-        for name in names:
-            try:
-                read[name] = {"value": getattr(module, name)}
-            except BaseException as error:
-                read[name] = {"error": student_error(error)}
+        results = _answered(lambda: self._run_calls(module, calls))
+        if "error" in results:
+            return {"results": results, "read": {}}
+        read = {name: _answered(lambda name=name: getattr(module, name)) for name in names}
         return {"results": results, "read": read}
 
     def _run_calls(self, module, calls: list, leaf=None) -> list:
@@ -440,6 +447,15 @@ class Runner:
         if isinstance(value, dict):
             return {key: self._in(item) for key, item in value.items()}
         return value
+
+
+def _answered(step) -> dict:
+    """One step of a request that makes several: ``{"value": step()}``, or ``{"error": ...}``
+    for what it raised, as ``Runner.handle`` answers a request of its own."""
+    try:
+        return {"value": step()}
+    except BaseException as error:  # the student's, reported, never re-raised
+        return {"error": student_error(error)}
 
 
 def serve(sock, runner: Runner) -> None:
