@@ -134,10 +134,22 @@ def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", 
     return reference, module, results[0], read.get("attention_weights")
 
 
+def called_twice(student, task: AttentionTask, case: Case, dropout: float, device: str) -> tuple:
+    """``build`` at ``dropout``, then the module called on the case on ``device`` twice with the
+    same tensors, in the same round trip: (first output (copied before the second call),
+    second output); the call's error is raised."""
+    _, _, then, _ = _build(student, task, case, dropout, device, read=[], twice=True)
+    results, _ = called_then(then, 2, [])
+    if isinstance(results, StudentError):
+        raise results
+    return results[0], results[1]
+
+
 def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None,
-           train: bool = False, gradients: dict | None = None):
-    """``build``'s work; with ``read`` (a list), also the call on the case and those attributes;
-    with ``gradients``, also the worker's ``gradients`` on the built module (``build_remote``)."""
+           train: bool = False, gradients: dict | None = None, twice: bool = False):
+    """``build``'s work; with ``read`` (a list), also the call on the case (made ``twice``, with
+    ``twice``) and those attributes; with ``gradients``, also the worker's ``gradients`` on the
+    built module (``build_remote``)."""
     reference, weights = reference_module(task, case, dropout)
     calls = [[None, inputs(case, torch.float32)]] if weights else []  # the student's lazy layers
     dtype = "float64" if case.tensors["queries"].dtype == torch.float64 else None
@@ -145,7 +157,7 @@ def _build(student, task: AttentionTask, case: Case, dropout: float, device: str
     try:
         module, missing, done, grads = build_remote(
             student, task.name, [], task.init(case, dropout), calls, weights, dtype,
-            None if device == "cpu" else device, then, read, train, gradients)
+            None if device == "cpu" else device, then, read, train, gradients, twice)
     except StudentError:
         if task.older_signature is None or not _takes_older_arguments(student, task, case, dropout):
             raise
@@ -181,19 +193,20 @@ def reference_module(task: AttentionTask, case: Case, dropout: float) -> tuple[t
 
 def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
                  dtype: str | None, device: str | None, then: list | None = None,
-                 read: list | None = None, train: bool = False,
-                 gradients: dict | None = None) -> tuple[RemoteModule, list[str], dict, object]:
+                 read: list | None = None, train: bool = False, gradients: dict | None = None,
+                 twice: bool = False) -> tuple[RemoteModule, list[str], dict, object]:
     """The worker's ``build``: the student's module, eval mode (train mode with ``train``),
     lazily initialised by ``calls``, with ``parameters`` copied by name, in ``dtype`` on
-    ``device``; the names not found; with ``then``, those calls' results and the attributes
-    ``read`` after them (runner's ``_then``; an empty dict without); and with ``gradients``
+    ``device``; the names not found; with ``then``, those calls' results (the last call made
+    again with the same arguments, with ``twice``) and the attributes ``read`` after them
+    (runner's ``_then``; an empty dict without); and with ``gradients``
     (the ``gradients`` request's arguments but the target), that request's value or the
     ``StudentError`` it raised (None without). Every build starts from the same random state
     (``BUILD_SEED``), so parameters the reference has no twin for (a bias that cancels in the
     softmax, an extra layer) are the same in two builds that a check compares."""
     reply = student.request("build", name=name, args=args, kwargs=kwargs, calls=calls, parameters=parameters,
                             dtype=dtype, device=device, seed=BUILD_SEED, then=then, read=read, train=train,
-                            gradients=gradients)
+                            gradients=gradients, twice=twice)
     if not isinstance(reply, dict) or not isinstance(reply.get("handle"), Handle) \
             or not isinstance(reply.get("missing"), list) or not isinstance(reply.get("then", {}), dict) \
             or (gradients is not None and not isinstance(reply.get("gradients"), dict)):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ..results import text
 from ..sandbox.proxy import StudentError
 from . import devices
-from .attention import OUTPUT, AttentionTask, build, inputs
+from .attention import OUTPUT, AttentionTask, build, build_called, called_twice, inputs
 from .compare import check_shape, check_tensor
 from .core import Check, CheckBlocked, Context, fail, search
 from .inputs import Case, attention_cases, values
@@ -21,26 +21,16 @@ TRAIN_RATES = (0.25, 0.6)     # each checked on its own: a p fixed in the code f
 Z = 4.5                       # the dropped count may stray this many standard deviations from N p
 
 
-def call_twice(student, target, method: str | None, args: list) -> tuple:
-    """Two calls in the worker with the same argument objects: (first result, second result)."""
-    reply = student.request("call_twice", target=target, method=method, args=args, kwargs={})
-    if not isinstance(reply, list) or len(reply) != 2:
-        raise StudentError("ProtocolError", "call_twice: malformed reply")
-    return reply[0], reply[1]
-
-
 def _deterministic_in_eval(task: AttentionTask):
     """Eval mode with dropout = p: the output equals the module's with dropout=0, and a second
     call with the same tensors gives it again (no dropout, no writes into the inputs)."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             p = case.options["p"]
-            _, plain = build(student, task, case, dropout=0.0, device=ctx.device)
-            expected = plain(*inputs(case, device=ctx.device))
+            _, _, expected, _ = build_called(student, task, case, ctx.device, read_weights=False)
             if not isinstance(expected, torch.Tensor):  # the module's own output, to compare with
                 raise CheckBlocked("output shape")
-            _, module = build(student, task, case, dropout=p, device=ctx.device)
-            first, second = call_twice(student, module.handle, None, inputs(case, device=ctx.device))
+            first, second = called_twice(student, task, case, p, ctx.device)
             code = f"\n# module.eval(), dropout={p}"
             check_tensor(first, expected, 1e-6, text("attention.eval_dropout_output"), lambda: case.code() + code)
             check_tensor(second, expected, 1e-6, text("attention.eval_second_call"),

@@ -5,10 +5,9 @@ from hypothesis import strategies as st
 
 from ..results import text
 from . import devices
-from .attention_modes import call_twice
 from .compare import check_tensor
 from .core import Check, Context, search
-from .decoders import DECODERS, DecoderTask, first, on, setup, setup_decoded
+from .decoders import DECODERS, DecoderTask, decoded_twice, first, setup, setup_decoded
 from .inputs import Case, decoder_cases
 
 LOGITS_AGAIN = text("decoder.second_call")
@@ -20,12 +19,8 @@ def _deterministic_in_eval(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             p = case.options["p"]
-            enc_outputs, _, _, expected = setup_decoded(student, task, case, ctx.device)
-            case, enc_outputs = on(ctx.device, case, enc_outputs)
-            lens, tgt = case.tensors["enc_valid_lens"], case.tensors["tgt"]
-            _, _, module = setup(student, task, case.on("cpu"), dropout=p, device=ctx.device)
-            state = module.method("init_state", enc_outputs, lens)
-            first_call, second_call = call_twice(student, module.handle, None, [tgt, state])
+            _, _, _, expected = setup_decoded(student, task, case, ctx.device)
+            first_call, second_call = decoded_twice(student, task, case, p, ctx.device)
             code = f"\n# decoder.eval(), dropout={p}"
             check_tensor(first(first_call, case), expected, 1e-6, text("decoder.eval_dropout"),
                          lambda: case.code() + code, "(B, S, V)")

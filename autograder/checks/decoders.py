@@ -101,11 +101,23 @@ def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu"):
     return enc_outputs, reference, module, first(results[1], case)
 
 
+def decoded_twice(student, task: DecoderTask, case: Case, dropout: float, device: str) -> tuple:
+    """``setup`` at ``dropout``, ``init_state``, then the whole target decoded twice from the very
+    same state objects, in the same round trip: (first result (copied before the second call),
+    second result); the student's error is raised."""
+    _, _, _, then, _ = _setup(student, task, case, dropout, device, read=[], twice=True)
+    results, _ = called_then(then, 3, [])
+    if isinstance(results, StudentError):
+        raise results
+    return results[1], results[2]
+
+
 def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None,
-           train: bool = False, gradients: Callable | None = None):
-    """``setup``'s work; with ``read`` (a list), also the decoding's calls and those attributes;
-    with ``gradients``, also the worker's ``gradients`` request that ``gradients(encoder
-    outputs)`` makes, on the built decoder (``build_remote``)."""
+           train: bool = False, gradients: Callable | None = None, twice: bool = False):
+    """``setup``'s work; with ``read`` (a list), also the decoding's calls (its forward made
+    ``twice``, with ``twice``) and those attributes; with ``gradients``, also the worker's
+    ``gradients`` request that ``gradients(encoder outputs)`` makes, on the built decoder
+    (``build_remote``)."""
     encoder, reference, weights = references(task, case)
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
     with torch.no_grad():
@@ -117,7 +129,7 @@ def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, 
     try:
         module, missing, done, grads = build_remote(
             student, task.name, [*sizes(case), dropout], {}, lazy, weights, "float64" if float64 else None,
-            None if device == "cpu" else device, then, read, train, gradients and gradients(in_dtype))
+            None if device == "cpu" else device, then, read, train, gradients and gradients(in_dtype), twice)
     except StudentError:
         if task.lstm:
             _name_gru_state(student, task, case, enc_outputs)

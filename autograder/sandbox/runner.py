@@ -224,17 +224,6 @@ class Runner:
                    if b is not None and not torch.equal(a, b)]
         return {"result": result, "written_args": written}
 
-    def op_call_twice(self, target, method: str | None, args: list, kwargs: dict) -> list:
-        """Two calls with the very same argument objects; returns both results (the first
-        copied). SPEC §2: a module does not write into what it is given (a decoder's state
-        too), so the second call gives the same result; the grader compares them."""
-        obj = self._target(target)
-        func = obj if method is None else getattr(obj, method)
-        args, kwargs = self._in(args), self._in(kwargs)
-        first = tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
-                         func(*args, **kwargs))
-        return [first, func(*args, **kwargs)]
-
     def op_calls_kept(self, target, calls: list, read: list[str], grad: bool = True) -> dict:
         """Calls on one module in turn, as the book's own code makes them: each ``[train, args]``
         sets the mode, then calls (an argument ``{"permute": dims, "of": tensor}`` is that
@@ -362,14 +351,15 @@ class Runner:
     def op_build(self, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
                  dtype: str | None = None, device: str | None = None, seed: int | None = None,
                  then: list | None = None, read: list | None = None, train: bool = False,
-                 gradients: dict | None = None) -> dict:
+                 gradients: dict | None = None, twice: bool = False) -> dict:
         """What the checks do before each example, in one round trip: ``new`` (after seeding the
         CPU generator, where modules initialise, with ``seed``), eval mode, the lazy-initialising
         ``calls`` (as in ``gradients``), the parameters copied by name, then ``to(device,
         dtype)``, and train mode with ``train``. Returns the module's handle and the parameter
-        names not found; when ``then`` is given, what ``_then`` returns for those calls and the
-        attributes ``read``; when ``gradients`` (``op_gradients``'s arguments) is given, that
-        request's reply (``{"value": ...}`` or ``{"error": ...}``), made after ``then``."""
+        names not found; when ``then`` is given, what ``_then`` returns for those calls (the last
+        one made ``twice``, with ``twice``) and the attributes ``read``; when ``gradients``
+        (``op_gradients``'s arguments) is given, that request's reply (``{"value": ...}`` or
+        ``{"error": ...}``), made after ``then``."""
         if seed is not None:
             torch.random.default_generator.manual_seed(seed)
         handle = self.op_new(name, args, kwargs)
@@ -383,28 +373,42 @@ class Runner:
             module.train()
         built = {"handle": handle, "missing": missing}
         if then:
-            built["then"] = self._then(module, then, read or [])
+            built["then"] = self._then(module, then, read or [], twice)
         if gradients is not None:
             built["gradients"] = _answered(lambda: self.op_gradients(handle, **gradients))
         return built
 
-    def _then(self, module, calls: list, names: list[str]) -> dict:
+    def _then(self, module, calls: list, names: list[str], twice: bool = False) -> dict:
         """``calls`` on the built module (as in ``_run_calls``), then its attributes ``names``:
         ``{"results": ..., "read": {name: ...}}``, each ``{"value": ...}`` or ``{"error": ...}``
         (what it raised), as separate requests would have answered; when a call raises,
-        nothing more runs."""
-        results = _answered(lambda: self._run_calls(module, calls))
+        nothing more runs. With ``twice`` the last call is made again with the very same
+        argument objects, its first result copied first: SPEC §2, a module does not write into
+        what it is given (a decoder's state too), so the grader finds the two results equal."""
+        def run() -> list:
+            given: list = []
+            results = self._run_calls(module, calls, given=given)
+            if twice:
+                results[-1] = tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
+                                       results[-1])
+                method = calls[-1][0]
+                results.append((module if method is None else getattr(module, method))(*given[-1]))
+            return results
+        results = _answered(run)
         if "error" in results:
             return {"results": results, "read": {}}
         read = {name: _answered(lambda name=name: getattr(module, name)) for name in names}
         return {"results": results, "read": read}
 
-    def _run_calls(self, module, calls: list, leaf=None) -> list:
-        """``[[method or None, args], ...]`` on ``module``; ``{"result_of": i}`` is the i-th result."""
+    def _run_calls(self, module, calls: list, leaf=None, given: list | None = None) -> list:
+        """``[[method or None, args], ...]`` on ``module``; ``{"result_of": i}`` is the i-th result.
+        ``given`` (a list) receives each call's argument objects."""
         results = []
         for method, args in calls:
             args = [results[a["result_of"]] if isinstance(a, dict) and "result_of" in a
                     else tree_map(leaf, self._in(a)) if leaf else self._in(a) for a in args]
+            if given is not None:  # the argument objects, for a call made again (_then)
+                given.append(args)
             results.append((module if method is None else getattr(module, method))(*args))
         return results
 

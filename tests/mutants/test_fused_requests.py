@@ -132,3 +132,17 @@ def test_a_forged_build_reply_fails_the_gradients_check_not_the_grader(task_id, 
     failed = {c.name: c.finding.problem.id for c in result.checks if not c.passed}
     assert "gradients match the reference" in failed
     assert "check.grader_error" not in failed.values(), failed
+
+
+WRITES_INTO_QUERIES = BAD_BACKWARD.replace("weights.mul_(1.0)  # in place on what softmax's backward needs",
+                                           "queries.mul_(2.0)  # into what it was given")
+
+
+@pytest.mark.parametrize("source, equal", [(None, True), (WRITES_INTO_QUERIES, False)])
+def test_a_call_made_twice_gets_the_very_same_arguments(source, equal):
+    """The second call sees what the first left in its arguments; the first result is copied
+    before the second call, so a result that aliases an argument is not changed after the fact."""
+    runner = correct("dot_product_attention") if source is None else runner_with(source, "dot_product_attention")
+    built = request(runner, "build", **build_args(then=[[None, inputs()]], read=[], twice=True))
+    first, second = built["then"]["results"]["value"]
+    assert torch.equal(first, second) is equal
