@@ -334,7 +334,7 @@ def _carried_right(student, task, case: Case, device: str, reply: dict) -> int:
 def _teacher_forced(student, task, case: Case, device: str) -> torch.Tensor:
     """The student's logits of ``case``'s whole target decoded at once (teacher forcing), by a
     decoder with the same weights; its error, or logits that are no tensor, fail the check."""
-    _, _, _, logits, _ = decoders.decoded(student, task, case, device)
+    logits = decoders.decoded(student, task, case, device).result
     code = f"{case.code()}\n{DECODE}"
     if isinstance(logits, StudentError):
         raise CheckFailed(raised(logits, code)) from None

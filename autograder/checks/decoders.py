@@ -8,6 +8,7 @@ Cases draw float32 and float64, int32 and int64 lengths, and ``enc_valid_lens=No
 """
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -206,21 +207,32 @@ def first(result, case: Case):
     return result[0]
 
 
-# The student's teacher-forced logits and per-step weights per case, for one student: the
-# logits and the weights checks draw the same examples, so the weights check reads what the
-# logits check's decoding returned instead of decoding again.
+class Decoding(NamedTuple):
+    """A case's whole target decoded, teacher forced, by a fresh decoder (``decoded``)."""
+    enc_outputs: object   # the reference encoder's outputs, in the case's dtype, on the CPU
+    reference: object     # the reference decoder
+    module: object        # the student's decoder, as the decoding left it
+    result: object        # what forward returned, or the StudentError the decoding raised
+    weights: object       # its attention_weights then, or the StudentError reading them
+    state: object         # what init_state returned (None where the decoding raised)
+
+
+# The student's decoding per case, for one student: the logits check and the checks that share
+# its examples (the weights per step, the shapes, step by step, eval-mode determinism) read what
+# its decoding returned instead of building and decoding again.
 _DECODED = PerStudent()
 
 
-def decoded(student, task: DecoderTask, case: Case, device: str) -> tuple:
-    """(encoder outputs, reference, module, the student's logits or the StudentError the decoding
-    raised, its attention_weights or the StudentError reading them)."""
-    def decode() -> tuple:
+def decoded(student, task: DecoderTask, case: Case, device: str) -> Decoding:
+    """The case decoded once per student and device (``Decoding``); an error building the
+    decoder is raised."""
+    def decode() -> Decoding:
         names = ["attention_weights"]
         enc_outputs, reference, module, then, _ = _setup(student, task, case, 0.0, device, read=names)
         results, read = called_then(then, 2, names)
-        logits = results if isinstance(results, StudentError) else results[1]
-        return enc_outputs, reference, module, logits, read.get("attention_weights", results)
+        if isinstance(results, StudentError):
+            return Decoding(enc_outputs, reference, module, results, results, None)
+        return Decoding(enc_outputs, reference, module, results[1], read["attention_weights"], results[0])
     return _DECODED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), decode)
 
 
@@ -232,7 +244,7 @@ def _logits_examples(ctx: Context) -> int:
 def _matches(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module, got, _ = decoded(student, task, case, ctx.device)
+            enc_outputs, reference, module, got = decoded(student, task, case, ctx.device)[:4]
             if isinstance(got, StudentError):
                 raise got
             got = first(got, case)
@@ -313,30 +325,57 @@ def _step_heatmap(module, reference, case: Case, enc_outputs) -> Heatmap | None:
 
 
 def _state_shapes(task: DecoderTask):
+    """The logits check's examples, and its decoding of them (one fresh decoder: ``init_state``,
+    then forward from the state it returned); where that decoding raised, the calls are made
+    again one at a time, so that the student hears which one broke."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, _, module = setup(student, task, case, device=ctx.device)
-            case, enc_outputs = on(ctx.device, case, enc_outputs)
-            src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
-            B, S = src.shape[0], tgt.shape[1]
-            V, _, H, L = sizes(case)
-            state = module.method("init_state", enc_outputs, lens)
-            if not isinstance(state, (tuple, list)) or len(state) != 3:
-                raise fail(text("decoder.init_state_returns"), case_code=case.code())
-            check_tensor(state[0], enc_outputs[0].permute(1, 0, 2), 1e-6, text("decoder.init_state_outputs"),
-                         case.code, "(B, T, H)")
-            hidden = state[1]
-            if task.lstm and not (isinstance(hidden, (tuple, list)) and len(hidden) == 2):
-                raise fail(text("decoder.lstm_pair"), case_code=case.code())
-            logits, new_state = module(tgt, state)
-            check_shape(logits, (B, S, V), LOGITS, case.code, "(B, S, V)")
-            new_hidden = new_state[1] if isinstance(new_state, (tuple, list)) and len(new_state) == 3 else None
-            if task.lstm and not (isinstance(new_hidden, (tuple, list)) and len(new_hidden) == 2):
-                raise fail(text("decoder.lstm_pair"), case_code=case.code() + "\n# the state forward returns")
-            for got in (new_hidden if task.lstm else [new_hidden]):
-                check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code, "(num_layers, B, H)")
-        search(decoder_cases(with_lens=True), test, ctx, max_examples=5)  # None: the logits check's
+            if case.tensors["enc_valid_lens"] is None:
+                return  # the logits check's
+            seen = decoded(student, task, case, ctx.device)
+            there, enc_there = on(ctx.device, case, seen.enc_outputs)
+            if isinstance(seen.result, StudentError):
+                _shapes_call_by_call(student, task, case, ctx.device)
+                raise seen.result
+            _judge_state(task, there, enc_there, seen.state)
+            _judge_forward(task, there, seen.result)
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=_logits_examples(ctx))
     return run
+
+
+def _shapes_call_by_call(student, task: DecoderTask, case: Case, device: str) -> None:
+    """A fresh decoder's ``init_state`` and forward as separate calls, each judged as it returns."""
+    enc_outputs, _, module = setup(student, task, case, device=device)
+    there, enc_there = on(device, case, enc_outputs)
+    state = module.method("init_state", enc_there, there.tensors["enc_valid_lens"])
+    _judge_state(task, there, enc_there, state)
+    _judge_forward(task, there, module(there.tensors["tgt"], state))
+
+
+def _judge_state(task: DecoderTask, case: Case, enc_outputs, state) -> None:
+    """What ``init_state`` returned: (enc_outputs permuted to (B, T, H), hidden, lengths); an
+    LSTM's hidden a pair."""
+    if not isinstance(state, (tuple, list)) or len(state) != 3:
+        raise fail(text("decoder.init_state_returns"), case_code=case.code())
+    check_tensor(state[0], enc_outputs[0].permute(1, 0, 2), 1e-6, text("decoder.init_state_outputs"),
+                 case.code, "(B, T, H)")
+    if task.lstm and not (isinstance(state[1], (tuple, list)) and len(state[1]) == 2):
+        raise fail(text("decoder.lstm_pair"), case_code=case.code())
+
+
+def _judge_forward(task: DecoderTask, case: Case, result) -> None:
+    """What forward returned: logits (B, S, V) and a state whose hidden is (num_layers, B, H)
+    (an LSTM's, both of its pair)."""
+    B, S = case.tensors["src"].shape[0], case.tensors["tgt"].shape[1]
+    V, _, H, L = sizes(case)
+    logits = first(result, case)
+    check_shape(logits, (B, S, V), LOGITS, case.code, "(B, S, V)")
+    new_state = result[1]
+    new_hidden = new_state[1] if isinstance(new_state, (tuple, list)) and len(new_state) == 3 else None
+    if task.lstm and not (isinstance(new_hidden, (tuple, list)) and len(new_hidden) == 2):
+        raise fail(text("decoder.lstm_pair"), case_code=case.code() + "\n# the state forward returns")
+    for got in (new_hidden if task.lstm else [new_hidden]):
+        check_shape(got, (L, B, H), text("decoder.new_hidden"), case.code, "(num_layers, B, H)")
 
 
 def _weights_per_step(task: DecoderTask):
@@ -389,7 +428,7 @@ def _weights_of(student, task: DecoderTask, case: Case, device: str) -> tuple | 
     per-step weights); None where the decoding raised with ``enc_valid_lens=None``, which is the
     logits check's to judge (SPEC §3: charged once). Other errors are raised."""
     try:
-        enc_outputs, reference, module, logits, weights = decoded(student, task, case, device)
+        enc_outputs, reference, module, logits, weights, _ = decoded(student, task, case, device)
     except StudentError as error:  # building it already decodes once (its lazy layers)
         logits = error
     if isinstance(logits, StudentError):
@@ -405,10 +444,28 @@ def _weights_of(student, task: DecoderTask, case: Case, device: str) -> tuple | 
 STEP_TOLERANCE = 1e-4  # decoding step by step and at once: the same arithmetic, summed in another order
 
 
+# The cases whose decoding (``decoded``) step by step has used, per student: a case met again
+# (hypothesis runs a failing example once more) is decoded by a fresh decoder.
+_STEPPED = PerStudent()
+
+
 def _step_by_step(task: DecoderTask):
+    """The logits check's examples: on the decoder that decoded the whole target at once
+    (``decoded``: a fresh one, the first time a case is met), ``init_state`` again, then one
+    step per call carrying the returned state; the steps' logits are the whole decoding's."""
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, _, module, whole = setup_decoded(student, task, case, ctx.device)
+            if case.tensors["enc_valid_lens"] is None:
+                return  # the logits check's
+            used = _STEPPED.get(student, (task.name, ctx.device, fingerprint((case.tensors, case.options))), list)
+            if used:
+                enc_outputs, _, module, whole = setup_decoded(student, task, case, ctx.device)
+            else:
+                used.append(True)
+                enc_outputs, _, module, result = decoded(student, task, case, ctx.device)[:4]
+                if isinstance(result, StudentError):
+                    raise result
+                whole = first(result, case)
             case, enc_outputs = on(ctx.device, case, enc_outputs)
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
             state, steps = module.method("init_state", enc_outputs, lens), []
@@ -418,7 +475,7 @@ def _step_by_step(task: DecoderTask):
             check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
                          whole, STEP_TOLERANCE, text("decoder.step_logits"),
                          lambda: case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
-        search(decoder_cases(with_lens=True), test, ctx, max_examples=5)  # None: the logits check's
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=_logits_examples(ctx))
     return run
 
 
