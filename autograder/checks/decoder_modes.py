@@ -1,34 +1,46 @@
 """The decoders' checks in each mode: deterministic in eval mode (with dropout > 0, and not
 writing into the state it is given), and the same results on any device (SPEC §2-3)."""
 import torch
-from hypothesis import strategies as st
 
 from ..results import text
+from ..sandbox.proxy import StudentError
 from . import devices
 from .compare import check_tensor
-from .core import Check, Context, search
-from .decoders import DECODERS, DecoderTask, decoded_twice, first, setup, setup_decoded
+from .core import Check, Context, in_context, search
+from .decoders import DECODERS, PROBE, DecoderTask, logits_examples, decoded, decoded_twice, first, setup
 from .inputs import Case, decoder_cases
 
 LOGITS_AGAIN = text("decoder.second_call")
 
 
+EVAL_RATES = (0.2, 0.5)  # dropout p of the decoder built for each example, by the example's seed
+
+
 def _deterministic_in_eval(task: DecoderTask):
     """Eval mode with dropout = p: the logits equal the decoder's with dropout=0 (same weights),
-    and decoding again from the very same state objects gives them again."""
+    and decoding again from the very same state objects gives them again. The logits check's
+    examples with lengths, and its decoding of them at dropout 0."""
     def run(student, ctx: Context) -> None:
+        judged = []
+
         def test(case: Case):
-            p = case.options["p"]
-            _, _, _, expected = setup_decoded(student, task, case, ctx.device)
+            if case.tensors["enc_valid_lens"] is None:
+                return  # the logits check's
+            judged.append(case)
+            p = EVAL_RATES[case.options["seed"] % len(EVAL_RATES)]
+            result = decoded(student, task, case, ctx.device).result
+            if isinstance(result, StudentError):
+                raise result
+            expected = first(result, case)
             first_call, second_call = decoded_twice(student, task, case, p, ctx.device)
             code = f"\n# decoder.eval(), dropout={p}"
             check_tensor(first(first_call, case), expected, 1e-6, text("decoder.eval_dropout"),
                          lambda: case.code() + code, "(B, S, V)")
             check_tensor(first(second_call, case), expected, 1e-6, LOGITS_AGAIN,
                          lambda: case.code() + code + "\n# ...decoded twice from the same state", "(B, S, V)")
-        cases = st.tuples(decoder_cases(with_lens=True), st.sampled_from([0.2, 0.5]))  # None: the logits check's
-        search(cases.map(lambda c: Case(c[0].tensors, {**c[0].options, "p": c[1]}, c[0].recipes)),
-               test, ctx, max_examples=5)
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
+        if not judged:  # every drawn example without lengths
+            in_context(PROBE, test)
     return run
 
 

@@ -236,7 +236,7 @@ def decoded(student, task: DecoderTask, case: Case, device: str) -> Decoding:
     return _DECODED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), decode)
 
 
-def _logits_examples(ctx: Context) -> int:
+def logits_examples(ctx: Context) -> int:
     """How many examples the logits check draws (and the weights check, which shares them)."""
     return max(5, ctx.max_examples // 2)
 
@@ -265,7 +265,7 @@ def _matches(task: DecoderTask):
                     or float32_inside(got, expected, tol, case.options["dtype"])  # float32's tolerance above
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
-        search(decoder_cases(), test, ctx, max_examples=_logits_examples(ctx))
+        search(decoder_cases(), test, ctx, max_examples=logits_examples(ctx))
     return run
 
 
@@ -339,7 +339,7 @@ def _state_shapes(task: DecoderTask):
                 raise seen.result
             _judge_state(task, there, enc_there, seen.state)
             _judge_forward(task, there, seen.result)
-        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=_logits_examples(ctx))
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
     return run
 
 
@@ -399,7 +399,7 @@ def _weights_per_step(task: DecoderTask):
                 except CheckFailed as failed:
                     failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                     raise
-        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=_logits_examples(ctx))
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
         in_context(PROBE, lambda case: _weights_before_dropout(student, task, case, ctx.device))
     return run
 
@@ -475,7 +475,7 @@ def _step_by_step(task: DecoderTask):
             check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
                          whole, STEP_TOLERANCE, text("decoder.step_logits"),
                          lambda: case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
-        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=_logits_examples(ctx))
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
     return run
 
 
