@@ -13,19 +13,18 @@ from .harness import ASSIGNMENT_OF, notebook_namespace, settings
 from .variants_attention import MUTANTS as ATTENTION
 from .variants_decoders import MUTANTS as DECODERS
 
-BAD_BACKWARD = """
-class DotProductAttention(nn.Module):
-    def __init__(self, dropout):
-        super().__init__()
-        self.dropout = nn.Dropout(dropout)
+DOT = next(m for m in ATTENTION if m.task_id == "dot_product_attention" and m.correct).source
+DOT_RETURN = "        return torch.bmm(self.dropout(self.attention_weights), values)"
 
-    def forward(self, queries, keys, values, valid_lens=None):
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])
-        self.attention_weights = masked_softmax(scores, valid_lens)
-        weights = self.dropout(self.attention_weights)
-        weights.mul_(1.0)  # in place on what softmax's backward needs
-        return torch.bmm(weights, values)
-"""
+
+def _returning(lines: str) -> str:
+    """The correct dot-product cell with ``lines`` before its last line (its return)."""
+    assert DOT_RETURN in DOT
+    return DOT.replace(DOT_RETURN, lines + "\n" + DOT_RETURN)
+
+
+BAD_BACKWARD = _returning("        self.attention_weights.mul_(1.0)  # in place on what softmax's backward needs")
+WRITES_INTO_QUERIES = _returning("        queries.mul_(2.0)  # into what it was given")
 
 
 def runner_with(source: str, label: str) -> Runner:
@@ -132,10 +131,6 @@ def test_a_forged_build_reply_fails_the_gradients_check_not_the_grader(task_id, 
     failed = {c.name: c.finding.problem.id for c in result.checks if not c.passed}
     assert "gradients match the reference" in failed
     assert "check.grader_error" not in failed.values(), failed
-
-
-WRITES_INTO_QUERIES = BAD_BACKWARD.replace("weights.mul_(1.0)  # in place on what softmax's backward needs",
-                                           "queries.mul_(2.0)  # into what it was given")
 
 
 @pytest.mark.parametrize("source, equal", [(None, True), (WRITES_INTO_QUERIES, False)])
