@@ -21,7 +21,7 @@ from ..results import text
 from ..sandbox.protocol import Handle
 from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
-from .compare import (call_float64, check_shape, check_tensor, close, fingerprint, float32_inside, float64_twin,
+from .compare import (call_float64, case_key, check_shape, check_tensor, close, float32_inside, float64_twin,
                       heatmap, in_dtype, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, noted_as_own, search
 from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
@@ -128,9 +128,7 @@ def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", 
     the ``StudentError`` reading them raised, or None when not read."""
     names = ["attention_weights"] if read_weights else []
     reference, module, then, _ = _build(student, task, case, 0.0, device, read=names)
-    results, read = called_then(then, 1, names)
-    if isinstance(results, StudentError):
-        raise results
+    results, read = then_results(then, 1, names)
     return reference, module, results[0], read.get("attention_weights")
 
 
@@ -139,10 +137,8 @@ def called_twice(student, task: AttentionTask, case: Case, dropout: float, devic
     same tensors, in the same round trip: (first output (copied before the second call),
     second output); the call's error is raised."""
     _, _, then, _ = _build(student, task, case, dropout, device, read=[], twice=True)
-    results, _ = called_then(then, 2, [])
-    if isinstance(results, StudentError):
-        raise results
-    return results[0], results[1]
+    first, second = then_results(then, 2)[0]
+    return first, second
 
 
 def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None,
@@ -229,6 +225,15 @@ def called_then(then: dict, calls: int, names: list[str]) -> tuple[list | Studen
     return results, {name: outcome(read.get(name)) for name in names}
 
 
+def then_results(then: dict, calls: int, names: list[str] = ()) -> tuple[list, dict]:
+    """``called_then``'s results and attributes, the student's error raised (as a separate call
+    would raise it)."""
+    results, read = called_then(then, calls, list(names))
+    if isinstance(results, StudentError):
+        raise results
+    return results, read
+
+
 def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: float) -> bool:
     """Whether the class is built by the older book's (key_size, query_size, num_hiddens, dropout)."""
     q, k = case.tensors["queries"], case.tensors["keys"]
@@ -289,7 +294,7 @@ def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
     def call() -> tuple:
         reference, _, got, weights = build_called(student, task, case, device)
         return reference, got, weights
-    return _CALLED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), call)
+    return _CALLED.get(student, case_key(task.name, device, case), call)
 
 
 # What the output check saw, per student, task and device: the narrower checks (2-D

@@ -179,6 +179,12 @@ def _copied(value):
     return tree_map(lambda v: v.clone() if isinstance(v, Tensor) else v, value)
 
 
+def case_key(name: str, device: str, case) -> tuple:
+    """What a value made per student from one example is kept by: the task or check ``name``,
+    the device and the example's exact values (``fingerprint``)."""
+    return name, device, fingerprint((case.tensors, case.options))
+
+
 def fingerprint(value):
     """A hashable stand-in, equal exactly when the values are: tensors by dtype, shape, device
     and bytes; modules by class, structure (their repr), mode, parameters and buffers;

@@ -19,8 +19,8 @@ from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 from ..results import Heatmap, text
 from ..sandbox.proxy import StudentError
 from . import gradients
-from .attention import build_remote, called_then
-from .compare import (call_float64, check_shape, check_tensor, fingerprint, float32_inside, float64_twin,
+from .attention import build_remote, called_then, then_results
+from .compare import (call_float64, case_key, check_shape, check_tensor, float32_inside, float64_twin,
                       heatmap, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, search
 from .diagnosis import Observation, name_mistake, variant_outputs
@@ -96,9 +96,7 @@ def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu"):
     """``setup``, then the whole target decoded on ``device``, teacher forced, in the same round
     trip: (encoder outputs, reference, module, logits). The student's error is raised."""
     enc_outputs, reference, module, then, _ = _setup(student, task, case, 0.0, device, read=[])
-    results, _ = called_then(then, 2, [])
-    if isinstance(results, StudentError):
-        raise results
+    results, _ = then_results(then, 2)
     return enc_outputs, reference, module, first(results[1], case)
 
 
@@ -107,10 +105,8 @@ def decoded_twice(student, task: DecoderTask, case: Case, dropout: float, device
     same state objects, in the same round trip: (first result (copied before the second call),
     second result); the student's error is raised."""
     _, _, _, then, _ = _setup(student, task, case, dropout, device, read=[], twice=True)
-    results, _ = called_then(then, 3, [])
-    if isinstance(results, StudentError):
-        raise results
-    return results[1], results[2]
+    _, first_result, second_result = then_results(then, 3)[0]
+    return first_result, second_result
 
 
 def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None,
@@ -233,7 +229,7 @@ def decoded(student, task: DecoderTask, case: Case, device: str) -> Decoding:
         if isinstance(results, StudentError):
             return Decoding(enc_outputs, reference, module, results, results, None)
         return Decoding(enc_outputs, reference, module, results[1], read["attention_weights"], results[0])
-    return _DECODED.get(student, (task.name, device, fingerprint((case.tensors, case.options))), decode)
+    return _DECODED.get(student, case_key(task.name, device, case), decode)
 
 
 def logits_examples(ctx: Context) -> int:
@@ -457,7 +453,7 @@ def _step_by_step(task: DecoderTask):
         def test(case: Case):
             if case.tensors["enc_valid_lens"] is None:
                 return  # the logits check's
-            used = _STEPPED.get(student, (task.name, ctx.device, fingerprint((case.tensors, case.options))), list)
+            used = _STEPPED.get(student, case_key(task.name, ctx.device, case), list)
             if used:
                 enc_outputs, _, module, whole = setup_decoded(student, task, case, ctx.device)
             else:
