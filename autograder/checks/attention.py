@@ -23,9 +23,10 @@ from ..sandbox.proxy import RemoteModule, StudentError, outcome
 from . import gradients
 from .compare import (call_float64, case_key, check_shape, check_tensor, close, float32_inside, float64_twin,
                       heatmap, in_dtype, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, noted_as_own, search
+from .core import (Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, left_to, noted_as_own,
+                   search)
 from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
-from .inputs import Case, attention_cases, randomize, values
+from .inputs import INT32, TWO_D, Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
 OUTPUT = text("tensor.attention_output")
@@ -64,6 +65,12 @@ class AttentionTask:
     hidden: bool = False                       # takes num_hiddens
     two_d_check: bool = False                  # a separate check for 2-D valid_lens
     older_signature: str | None = None         # the older book's constructor, as a call
+
+    @property
+    def charged_by(self) -> dict[str, str]:
+        """The check that charges a crash on each kind of lengths (core.judged_plain)."""
+        return {TWO_D: "matches the reference with 2-D valid_lens" if self.two_d_check else "matches the reference",
+                INT32: "matches the reference"}
 
 
 MODULES = {
@@ -384,7 +391,7 @@ def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes
                                 with_lens=True if two_d else None)
         excused = []
         search(cases, lambda case: excused.append(compare(student, task, case, ctx.device)),
-               ctx.for_check(examples_of) if examples_of else ctx)
+               ctx.for_check(examples_of) if examples_of else ctx, left_to=left_to(task.charged_by, ctx))
         noted_as_own(any(excused), "matches the reference")
     return run
 
@@ -395,10 +402,11 @@ def _shape(task: AttentionTask):
             _, _, got, _ = build_called(student, task, case, ctx.device, read_weights=False)
             q, _, v, _ = inputs(case)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
+        others = left_to(task.charged_by, ctx)
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, min_len=0),
-               test, ctx, max_examples=5)
+               test, ctx, max_examples=5, left_to=others)
         for lens in (torch.tensor([1, 3]), torch.tensor([[1, 2, 4], [3, 5, 2]])):  # 1-D and 2-D lengths, always
-            in_context(_probe_case(lens), test)
+            in_context(_probe_case(lens), test, ctx, others)
     return run
 
 
@@ -435,7 +443,8 @@ def _law(task: AttentionTask):
             tol = (1e-9 if q.dtype == torch.float64 else 1e-5) * (1 + product.abs().nan_to_num().max().item())
             check_tensor(got, product, tol, text("attention.law_output"), case.code, "(B, Q, v)")
         search(attention_cases(with_lens=True, min_len=0, same_sizes=not task.different_sizes,
-                               hidden=task.hidden), test, ctx, max_examples=max(5, ctx.max_examples // 2))
+                               hidden=task.hidden), test, ctx, max_examples=max(5, ctx.max_examples // 2),
+               left_to=left_to(task.charged_by, ctx))
     return run
 
 
@@ -447,7 +456,7 @@ def _gradients(task: AttentionTask):
         def judge(case: Case) -> None:
             judged.append(gradients_judged(student, task, case, ctx.device))
         search(attention_cases(same_sizes=not task.different_sizes, hidden=task.hidden, dtype=torch.float64),
-               judge, ctx, max_examples=max(5, ctx.max_examples // 2))
+               judge, ctx, max_examples=max(5, ctx.max_examples // 2), left_to=left_to(task.charged_by, ctx))
         if not any(judged):  # the drawn examples had one key each, or a wrong output
             in_context(_attending_case(task), judge)
         gradients.some_judged(judged)

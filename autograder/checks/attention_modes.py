@@ -14,7 +14,7 @@ from ..sandbox.proxy import StudentError
 from . import devices
 from .attention import OUTPUT, AttentionTask, build, build_called, called_twice, inputs
 from .compare import check_shape, check_tensor
-from .core import Check, CheckBlocked, Context, fail, search
+from .core import Check, CheckBlocked, Context, fail, left_to, search
 from .inputs import Case, attention_cases, values
 
 TRAIN_RATES = (0.25, 0.6)     # each checked on its own: a p fixed in the code fails one of them
@@ -37,7 +37,7 @@ def _deterministic_in_eval(task: AttentionTask):
                          lambda: case.code() + code + "\n# ...called twice with the same tensors")
         cases = st.tuples(attention_cases(hidden=task.hidden, min_keys=2), st.sampled_from([0.1, 0.5, 0.9]))
         search(cases.map(lambda c: Case(c[0].tensors, {**c[0].options, "p": c[1]}, c[0].recipes)),
-               test, ctx, max_examples=5)
+               test, ctx, max_examples=5, left_to=left_to(task.charged_by, ctx))
     return run
 
 

@@ -24,8 +24,8 @@ from ..sandbox.proxy import StudentError
 from . import attention, decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, build, expected, inputs, reference_module
 from .compare import check_tensor, close, tolerance
-from .core import Check, CheckFailed, Context, Kept, PerStudent, raised
-from .inputs import WIDE, Case, values
+from .core import Check, CheckFailed, Context, Kept, PerStudent, in_context, left_to, raised
+from .inputs import WIDE, Case, kinds_of, plain_form, values
 
 B, Q, K, D = 2, 2, WIDE, 4   # K above any table a student might size at 256
 FAR = 16.0                   # queries this far from every key: distance scores near -250
@@ -94,8 +94,11 @@ def _arguments(call: Call) -> list:
 _SEEN = PerStudent()
 
 
-def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | StudentError]:
-    calls = _calls(task)
+def _run(student, task: AttentionTask, device: str, plain: tuple = ()) -> tuple[list[Call], dict | StudentError]:
+    """The sequence's calls and the worker's reply (or the error it raised); with ``plain`` (kinds
+    of lengths), each call's lengths in their plain form (``inputs.plain_form``)."""
+    calls = [dataclasses.replace(c, case=plain_form(c.case, list(plain))) if plain and kinds_of(c.case) else c
+             for c in _calls(task)]
 
     def run() -> dict | StudentError:
         try:
@@ -105,7 +108,19 @@ def _run(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | 
             return calls_kept(student, module, [[c.train, _on(_arguments(c), device)] for c in calls], grad=False)
         except StudentError as error:
             return error
-    return calls, _SEEN.get(student, (task.name, device), run)
+    return calls, _SEEN.get(student, (task.name, device, plain), run)
+
+
+def _judged_plain(student, task: AttentionTask, ctx: Context, calls: list[Call], error: StudentError) -> tuple:
+    """After the sequence raised: the sequence with plain lengths (``core.judged_plain``) where
+    it holds kinds that another check charges and runs without them; else the error charged."""
+    kinds = sorted({kind for c in calls for kind in kinds_of(c.case)} & set(others := left_to(task.charged_by, ctx)))
+    if kinds:
+        plain_calls, reply = _run(student, task, ctx.device, tuple(kinds))
+        if not isinstance(reply, StudentError):
+            ctx.plain.append((kinds[0], others[kinds[0]]))
+            return plain_calls, reply
+    raise CheckFailed(raised(error, _code(calls[0]))) from None
 
 
 def calls_kept(student, module, calls: list, grad: bool = True) -> dict:
@@ -141,12 +156,12 @@ def _before(calls: list[Call], i: int) -> str:
                    for c in calls[:i])
 
 
-def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
+def judge(student, task: AttentionTask, ctx: Context, weights: bool) -> None:
     """The output (or the stored weights) of each call in the sequence, as the call left them
     and after the last call, against the reference's."""
-    calls, reply = _run(student, task, device)
+    calls, reply = _run(student, task, ctx.device)
     if isinstance(reply, StudentError):
-        raise CheckFailed(raised(reply, _code(calls[0]))) from None
+        calls, reply = _judged_plain(student, task, ctx, calls, reply)
     for i, call in enumerate(calls):
         if call.train and not weights:
             continue  # its output is the dropout check's (at dropout 0 it differs only by a rate fixed in the code)
@@ -165,38 +180,38 @@ def judge(student, task: AttentionTask, device: str, weights: bool) -> None:
                          _before(calls, i) + _code(call) + later, shape)
 
 
-def gradients_in_train_mode(student, task: AttentionTask, device: str) -> None:
+def gradients_in_train_mode(student, task: AttentionTask, ctx: Context) -> None:
     """As a training step runs the module: in train mode at dropout 0 the gradients equal the
     reference's (float64, the train-mode call's inputs; where the output is not the reference's,
     they agree with the student's own forward instead); at dropout 0.5 a loss backpropagates
     (no in-place write into what autograd still needs)."""
-    call = next(c for c in _calls(task, torch.float64) if c.train)
-    at_zero = (call.case.code() + "\nmodule.train()  # dropout=0"
-               "\n(module(queries, keys, values, valid_lens) * R).sum().backward()")
-    try:
-        attention.gradients_judged(student, task, call.case, device, train=True, code=at_zero)
-    except StudentError as error:
-        raise CheckFailed(raised(error, at_zero)) from None
-    call = next(c for c in _calls(task) if c.train)
-    code = call.case.code() + "\n# module = ...(dropout=0.5); module.train(); (module(...) * R).sum().backward()"
-    try:
-        q, _, v, _ = inputs(call.case)
+    device, others = ctx.device, left_to(task.charged_by, ctx)
+
+    def at_zero(case: Case) -> str:
+        return (case.code() + "\nmodule.train()  # dropout=0"
+                "\n(module(queries, keys, values, valid_lens) * R).sum().backward()")
+    in_context(next(c for c in _calls(task, torch.float64) if c.train).case,
+               lambda case: attention.gradients_judged(student, task, case, device, train=True, code=at_zero(case)),
+               ctx, others, code=at_zero)
+
+    def backward(case: Case) -> None:
+        q, _, v, _ = inputs(case)
         R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=7)
         _, _, reply = attention.build_with_gradients(
-            student, task, call.case, 0.5, device, train=True,
-            request=gradients.request([[None, inputs(call.case, device=device)]], R.float().to(device)))
+            student, task, case, 0.5, device, train=True,
+            request=gradients.request([[None, inputs(case, device=device)]], R.float().to(device)))
         gradients.student_gradients(reply)
-    except StudentError as error:
-        raise CheckFailed(raised(error, code)) from None
+    in_context(next(c for c in _calls(task) if c.train).case, backward, ctx, others, code=lambda case: (
+        case.code() + "\n# module = ...(dropout=0.5); module.train(); (module(...) * R).sum().backward()"))
 
 
 def with_contexts(checks: list[Check], task: AttentionTask) -> list[Check]:
     """The task's checks, each of the output, the weights and the gradients followed, once its
     drawn examples pass, by the same property in the book's contexts."""
     return _followed_by(checks, {
-        "matches the reference": lambda student, ctx: judge(student, task, ctx.device, weights=False),
-        "attention_weights match the reference": lambda student, ctx: judge(student, task, ctx.device, weights=True),
-        "gradients match the reference": lambda student, ctx: gradients_in_train_mode(student, task, ctx.device)})
+        "matches the reference": lambda student, ctx: judge(student, task, ctx, weights=False),
+        "attention_weights match the reference": lambda student, ctx: judge(student, task, ctx, weights=True),
+        "gradients match the reference": lambda student, ctx: gradients_in_train_mode(student, task, ctx)})
 
 
 def _followed_by(checks: list[Check], then: dict) -> list[Check]:

@@ -25,6 +25,7 @@ from ..results import CheckResult, Finding, Text, message_text, text
 from ..texts.say import named
 from ..sandbox.proxy import Student, StudentError, WorkerLost
 from . import kept_runs
+from .inputs import Case, kinds_of, plain_form
 from .older_book import mistake_of
 
 # Hypothesis keeps caches in ./.hypothesis even without a database; not in a TA's or
@@ -83,6 +84,8 @@ class Context:
     max_examples: int = 20
     check: str = ""  # the check this context belongs to (its seed depends on it)
     warnings: list = field(default_factory=list)  # (code, Text) pairs for the student
+    plain: list = field(default_factory=list)  # (kind, the check that charges it): examples the
+    #                                            running check judged in their plain form (search)
 
     def for_check(self, name: str) -> "Context":
         return dataclasses.replace(self, check=name)
@@ -131,6 +134,7 @@ def run_check(check: Check, student: Student, ctx: Context, points: float = 1.0)
 def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
     def verdict(passed: bool, **fields) -> CheckResult:
         return CheckResult(name=check.name, passed=passed, score=0.0, max_score=0.0, **fields)
+    ctx.plain.clear()
     try:
         check.run(student, ctx)
     except CheckFailed as failed:
@@ -147,7 +151,16 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
     except Exception as error:  # a bug in the check: the batch goes on, the TA is told
         return Outcome(verdict(False, finding=Finding(problem=text("check.grader_error"))),
                        grader_error=f"{check.name}: {type(error).__name__}: {error}")
-    return Outcome(verdict(True))
+    return Outcome(verdict(True, note=_judged_plain_note(ctx)))
+
+
+def _judged_plain_note(ctx: Context) -> Text | None:
+    """For a check that passed: where it judged examples in their plain form (``judged_plain``),
+    which kind of lengths it left, and to which check."""
+    if not ctx.plain:
+        return None
+    kind, owner = ctx.plain[0]
+    return text(f"check.judged_plain.{kind}", check=named(f"title.{owner}", owner))
 
 
 def lost_reason(lost: WorkerLost) -> Text:
@@ -186,7 +199,8 @@ def raised(error: StudentError, case_code: str | None = None) -> Finding:
                    case_code=case_code, mistake=mistake_of(error))
 
 
-def search(strategy, test: Callable, ctx: Context, max_examples: int | None = None) -> None:
+def search(strategy, test: Callable, ctx: Context, max_examples: int | None = None,
+           left_to: dict[str, str] | None = None) -> None:
     """Run ``test(case)`` on hypothesis examples; raise the shrunk example's ``CheckFailed``.
 
     Derandomized, no database, no deadline, seeded per check: every student sees the
@@ -195,13 +209,15 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
     student whose outcomes follow a recorded run: the same examples in the same order, and
     the same failure raised, as a full run's, without hypothesis's own search and shrinking.
     A student whose outcomes leave the recorded runs gets a full hypothesis run, recorded
-    in turn. A student error on an example is a failure of that example.
+    in turn. A student error on an example is a failure of that example, unless it is one of
+    ``left_to`` (``judged_plain``).
     """
     def attempt(case):
         try:
             test(case)
         except StudentError as error:
-            raise CheckFailed(raised(error, case.code())) from None
+            if not judged_plain(case, test, ctx, left_to):
+                raise CheckFailed(raised(error, case.code())) from None
 
     key = (repr(strategy), ctx.check_seed(), max_examples or ctx.max_examples)
     _read_kept(key)
@@ -216,14 +232,40 @@ def search(strategy, test: Callable, ctx: Context, max_examples: int | None = No
         raise
 
 
-def in_context(case, test: Callable) -> None:
+def in_context(case, test: Callable, ctx: Context | None = None, left_to: dict[str, str] | None = None,
+               code: Callable | None = None) -> None:
     """Run ``test(case)`` on one fixed example beside the drawn ones (the sizes and calls of
     the book's own code, which no small drawn example reaches); a student error on it is a
-    failure of that example, as in ``search``."""
+    failure of that example (shown as ``code(case)``, by default its code), as in ``search``."""
     try:
         test(case)
     except StudentError as error:
-        raise CheckFailed(raised(error, case.code())) from None
+        if ctx is None or not judged_plain(case, test, ctx, left_to):
+            raise CheckFailed(raised(error, (code or Case.code)(case))) from None
+
+
+def left_to(charged_by: dict[str, str], ctx: Context) -> dict[str, str]:
+    """Of ``charged_by`` (a kind of lengths -> the task's check that charges a crash on it), the
+    kinds the check running in ``ctx`` leaves to another check (``judged_plain``)."""
+    return {kind: check for kind, check in charged_by.items() if check != ctx.check}
+
+
+def judged_plain(case, test: Callable, ctx: Context, left_to: dict[str, str] | None) -> bool:
+    """After the student's code raised on ``case``: whether the case holds a kind of lengths
+    that another check charges (``left_to``: kind -> that check's name; ``inputs.kinds_of``)
+    and the code runs on the case without it (``inputs.plain_form``). The crash is then that
+    check's to charge (SPEC §3: code that raises loses the points of what it broke and nothing
+    else), and this check judges the plain form instead: True when it holds there (noted for
+    the student), its failure raised when it does not; False when the code raises there too."""
+    kinds = [kind for kind in kinds_of(case) if kind in (left_to or {})] if isinstance(case, Case) else []
+    if not kinds:
+        return False
+    try:
+        test(plain_form(case, kinds))
+    except StudentError:
+        return False
+    ctx.plain.append((kinds[0], left_to[kinds[0]]))
+    return True
 
 
 PASSED, RAISED = "passed", "raised"  # how a recorded run ended after a call

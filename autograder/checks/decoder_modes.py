@@ -6,8 +6,8 @@ from ..results import text
 from ..sandbox.proxy import StudentError
 from . import devices
 from .compare import check_tensor
-from .core import Check, Context, in_context, search
-from .decoders import DECODERS, PROBE, DecoderTask, logits_examples, decoded, decoded_twice, first, setup
+from .core import Check, Context, in_context, left_to, search
+from .decoders import CHARGED_BY, DECODERS, PROBE, DecoderTask, logits_examples, decoded, decoded_twice, first, setup
 from .inputs import Case, decoder_cases
 
 LOGITS_AGAIN = text("decoder.second_call")
@@ -38,7 +38,8 @@ def _deterministic_in_eval(task: DecoderTask):
                          lambda: case.code() + code, "(B, S, V)")
             check_tensor(first(second_call, case), expected, 1e-6, LOGITS_AGAIN,
                          lambda: case.code() + code + "\n# ...decoded twice from the same state", "(B, S, V)")
-        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx),
+               left_to=left_to(CHARGED_BY, ctx))
         if not judged:  # every drawn example without lengths
             in_context(PROBE, test)
     return run

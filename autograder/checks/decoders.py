@@ -22,9 +22,9 @@ from . import gradients
 from .attention import build_remote, called_then, then_results
 from .compare import (call_float64, case_key, check_shape, check_tensor, float32_inside, float64_twin,
                       heatmap, reference_result, tolerance)
-from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, search
+from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, left_to, search
 from .diagnosis import Observation, name_mistake, variant_outputs
-from .inputs import Case, decoder_cases, randomize
+from .inputs import INT32, Case, decoder_cases, randomize
 
 LOGITS = text("tensor.logits")
 
@@ -232,6 +232,11 @@ def decoded(student, task: DecoderTask, case: Case, device: str) -> Decoding:
     return _DECODED.get(student, case_key(task.name, device, case), decode)
 
 
+# The check that charges a crash on int32 lengths; the others judge such an example with
+# int64 lengths instead (core.judged_plain).
+CHARGED_BY = {INT32: "matches the reference"}
+
+
 def logits_examples(ctx: Context) -> int:
     """How many examples the logits check draws (and the weights check, which shares them)."""
     return max(5, ctx.max_examples // 2)
@@ -261,7 +266,7 @@ def _matches(task: DecoderTask):
                     or float32_inside(got, expected, tol, case.options["dtype"])  # float32's tolerance above
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
-        search(decoder_cases(), test, ctx, max_examples=logits_examples(ctx))
+        search(decoder_cases(), test, ctx, max_examples=logits_examples(ctx), left_to=left_to(CHARGED_BY, ctx))
     return run
 
 
@@ -335,7 +340,8 @@ def _state_shapes(task: DecoderTask):
                 raise seen.result
             _judge_state(task, there, enc_there, seen.state)
             _judge_forward(task, there, seen.result)
-        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx),
+               left_to=left_to(CHARGED_BY, ctx))
     return run
 
 
@@ -395,7 +401,8 @@ def _weights_per_step(task: DecoderTask):
                 except CheckFailed as failed:
                     failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                     raise
-        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx),
+               left_to=left_to(CHARGED_BY, ctx))
         in_context(PROBE, lambda case: _weights_before_dropout(student, task, case, ctx.device))
     return run
 
@@ -471,7 +478,8 @@ def _step_by_step(task: DecoderTask):
             check_tensor(torch.cat(steps, 1) if all(isinstance(x, Tensor) for x in steps) else steps[0],
                          whole, STEP_TOLERANCE, text("decoder.step_logits"),
                          lambda: case.code() + "\n# decoded step by step, carrying the returned state", "(B, S, V)")
-        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx))
+        search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx),
+               left_to=left_to(CHARGED_BY, ctx))
     return run
 
 
@@ -482,7 +490,8 @@ def _gradients(task: DecoderTask):
         judged: list[bool] = []
         def judge(case: Case) -> None:
             judged.append(gradients_judged(student, task, case, ctx.device))
-        search(decoder_cases(with_lens=True, dtype=torch.float64), judge, ctx, max_examples=5)
+        search(decoder_cases(with_lens=True, dtype=torch.float64), judge, ctx, max_examples=5,
+               left_to=left_to(CHARGED_BY, ctx))
         if not any(judged):  # the drawn sources had one step each, or wrong logits
             in_context(_attending_case(), judge)
         gradients.some_judged(judged)

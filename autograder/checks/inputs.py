@@ -40,6 +40,35 @@ class Case:
         return Case(moved, dict(self.options), dict(self.recipes))
 
 
+# Kinds of lengths that one check of a task charges a crash on (SPEC §3: code that raises
+# loses the points of what it broke and nothing else); the task's other checks judge such
+# an example in the plain form every check draws (``plain_form``).
+TWO_D, INT32 = "two_d_lengths", "int32_lengths"
+LENGTHS = ("valid_lens", "enc_valid_lens")
+
+
+def kinds_of(case: Case) -> list[str]:
+    """The kinds of lengths ``case`` holds: (B, Q) lengths, int32 lengths."""
+    lens = next((case.tensors[n] for n in LENGTHS if isinstance(case.tensors.get(n), torch.Tensor)), None)
+    if lens is None:
+        return []
+    return [kind for kind, held in ((TWO_D, lens.dim() == 2), (INT32, lens.dtype == torch.int32)) if held]
+
+
+def plain_form(case: Case, kinds: list[str]) -> Case:
+    """A copy of ``case`` without these kinds of lengths: (B, Q) lengths as each sentence's
+    first row (B,), int32 as int64."""
+    plain = case.copy()
+    name = next(n for n in LENGTHS if isinstance(plain.tensors.get(n), torch.Tensor))
+    lens = plain.tensors[name]
+    if TWO_D in kinds and lens.dim() == 2:
+        lens = lens[:, 0].contiguous()  # (B, Q) -> (B,)
+    if INT32 in kinds:
+        lens = lens.long()
+    plain.tensors[name] = lens
+    return plain
+
+
 def _tensor_code(t: torch.Tensor | None, recipe: str | None) -> str:
     if t is None:
         return "None"

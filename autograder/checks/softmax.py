@@ -6,11 +6,11 @@ from reference.attention import keep_mask, masked_softmax as reference_softmax
 from ..results import text
 from ..sandbox.proxy import StudentError
 from .compare import check_shape, check_tensor, close, float32_inside, rounding, tolerance
-from .core import (Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, noted_as_own,
-                   search)
+from .core import (Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, left_to,
+                   noted_as_own, search)
 from . import devices
 from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
-from .inputs import WIDE, Case, score_cases, values
+from .inputs import INT32, TWO_D, WIDE, Case, score_cases, values
 
 NAME = "masked_softmax"
 WEIGHTS = text("tensor.attention_weights")
@@ -56,6 +56,9 @@ def diagnose(student, got, case: Case, tol: float):
 
 
 MAIN_CHECK = "matches the reference with 1-D valid_lens"
+# The check that charges a crash on each kind of lengths; the other checks judge such an
+# example with plain lengths instead (core.judged_plain).
+CHARGED_BY = {TWO_D: "matches the reference with 2-D valid_lens", INT32: MAIN_CHECK}
 # What that check saw, per student: the narrower checks
 # (2-D lengths, no lengths, lengths above K) do not charge it again.
 _MAIN = PerStudent()
@@ -126,9 +129,10 @@ def _matches(two_d: bool | None, above_k: bool = False, with_lens: bool = True):
 
         def compare(case: Case) -> None:
             excused.append(compare_to_reference(student, case, narrower))
-        search(score_cases(two_d=two_d, above_k=above_k, with_lens=with_lens), compare, ctx)
+        others = left_to(CHARGED_BY, ctx)
+        search(score_cases(two_d=two_d, above_k=above_k, with_lens=with_lens), compare, ctx, left_to=others)
         if with_lens and not above_k:  # then as a decoder over hundreds of source steps calls it
-            in_context(_wide(two_d), compare)
+            in_context(_wide(two_d), compare, ctx, others)
         noted_as_own(any(excused), MAIN_CHECK)
     return run
 
@@ -147,7 +151,7 @@ def _rows_sum_to_one(student, ctx: Context) -> None:
         check_shape(got, X.shape, WEIGHTS, case.code)
         sums = got.double().masked_fill(~keep_mask(lens, X.shape), 0).sum(-1)  # (B, Q): weight on valid keys
         check_tensor(sums, torch.ones_like(sums), 1e-5 + rounding(X), text("softmax.row_sums"), case.code, "(B, Q)")
-    search(score_cases(), test, ctx)
+    search(score_cases(), test, ctx, left_to=left_to(CHARGED_BY, ctx))
 
 
 def _carries_weight(got, case: Case) -> bool:
@@ -166,7 +170,7 @@ def _judged_where_weights(test, cases, ctx: Context) -> None:
     its output carried weight; the law passes only if some example did, and is blocked by
     "rows sum to one over valid keys" otherwise (never a pass the code was not seen to earn)."""
     judged: list[bool] = []
-    search(cases, lambda case: judged.append(test(case)), ctx)
+    search(cases, lambda case: judged.append(test(case)), ctx, left_to=left_to(CHARGED_BY, ctx))
     if not any(judged):
         raise CheckBlocked("rows sum to one over valid keys")
 
@@ -209,9 +213,10 @@ def _shape_dtype_device(student, ctx: Context) -> None:
         if got.dtype != X.dtype or got.device.type != X.device.type:
             raise fail(text("softmax.dtype_device"), case_code=case.code(),
                        expected=f"{X.dtype}, {X.device.type}", got=f"{got.dtype}, {got.device.type}")
-    search(score_cases(), test, ctx, max_examples=6)
+    others = left_to(CHARGED_BY, ctx)
+    search(score_cases(), test, ctx, max_examples=6, left_to=others)
     for probe in PROBES:  # 1-D and 2-D lengths, always (None is "plain softmax when valid_lens is None"'s)
-        in_context(probe, test)
+        in_context(probe, test, ctx, others)
 
 
 def _on_any_device(student, ctx: Context) -> None:

@@ -335,6 +335,16 @@ _PROBLEMS = {
         "charged once, by “{main}”",
         "зачтено по тому, что даёт ошибка вашего же кода, а не по эталону: эта ошибка учтена один раз, "
         "в проверке «{main}»"),
+    "check.judged_plain.two_d_lengths": (
+        "passed; your code raises on valid_lens of shape (B, Q), which is charged once, by “{check}”: "
+        "here those examples were judged with each sentence's first row of lengths, shape (B,)",
+        "зачтено; ваш код вызывает исключение на valid_lens формы (B, Q), и это учтено один раз, в проверке "
+        "«{check}»: здесь такие примеры проверены с первой строкой длин каждого предложения, формы (B,)"),
+    "check.judged_plain.int32_lengths": (
+        "passed; your code raises on int32 lengths, which is charged once, by “{check}”: here those "
+        "examples were judged with the same lengths as int64",
+        "зачтено; ваш код вызывает исключение на длинах типа int32, и это учтено один раз, в проверке "
+        "«{check}»: здесь такие примеры проверены с теми же длинами типа int64"),
     "task.not_defined": ("{name} is not defined: run its cell (grade id {task}) without errors",
                          "{name} не определено: ячейка {task} должна выполняться без ошибок"),
     "task.not_finished": ("not run: the code did not finish", "не выполнялась: код не завершился"),

@@ -95,6 +95,11 @@ class DotProductAttention(nn.Module):
 '''
 
 
+# Scores masked in place for (B,) lengths: (B, 1) < (1, K) -> (B, K) -> (B, 1, K); (B, Q) lengths
+# raise (a mask of more dimensions than the scores).
+_ONE_D_MASKED = ("scores if valid_lens is None else scores.masked_fill_(~(torch.arange(keys.shape[1], "
+                 "device=keys.device)[None, :] < valid_lens[:, None])[:, None, :], -1e6)")
+
 NAN_SAFE_WEIGHTS = ("torch.softmax(scores if mask is None else scores.masked_fill(~keep, float('-inf')), "
                     "-1).nan_to_num(0.0)")
 
@@ -130,8 +135,40 @@ def _decoder_lens(default: str) -> str:
 
 MUTANTS = [
     # int32 lengths (issue 10 item 1): one_hot takes int64 only.
-    Mutant(SOFTMAX, "one_hot_breaks_on_int32", _softmax_one_hot("lens"), correct=False),
+    # Charged once, by the check that owns int32 lengths: the others judge those examples as
+    # int64 (SPEC §3: what it broke and nothing else).
+    Mutant(SOFTMAX, "one_hot_breaks_on_int32", _softmax_one_hot("lens"), correct=False,
+           fails_only=("matches the reference with 1-D valid_lens",)),
     Mutant(SOFTMAX, "one_hot_of_long_lengths", _softmax_one_hot("lens.long()"), correct=True),
+    # Code for (B,) lengths only, that raises on (B, Q) ones: charged once, by the 2-D check
+    # (by the output check where a task has none).
+    Mutant(SOFTMAX, "repeat_interleave_without_the_2d_branch", '''
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return nn.functional.softmax(X, dim=-1)
+    shape = X.shape
+    valid_lens = torch.repeat_interleave(valid_lens, shape[1])
+    keep = torch.arange(shape[-1], device=X.device)[None, :] < valid_lens[:, None]
+    X = X.reshape(-1, shape[-1]).masked_fill(~keep, -1e6)
+    return nn.functional.softmax(X.reshape(shape), dim=-1)
+''', correct=False, fails_only=("matches the reference with 2-D valid_lens",)),
+    Mutant(DOT, "own_mask_for_1d_lengths_only", _dot(weights=f"torch.softmax({_ONE_D_MASKED}, dim=-1)"),
+           correct=False, fails_only=("matches the reference with 2-D valid_lens",)),
+    Mutant(ADD, "own_mask_for_1d_lengths_only", f'''
+class AdditiveAttention(nn.Module):
+    def __init__(self, num_hiddens, dropout):
+        super().__init__()
+        self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+        self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+        self.w_v = nn.LazyLinear(1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens):
+        features = torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))
+        scores = self.w_v(features).squeeze(-1)
+        self.attention_weights = torch.softmax({_ONE_D_MASKED}, dim=-1)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+''', correct=False, fails_only=("matches the reference",)),
     # Reading the lengths' values (issue 10 item 5).
     Mutant(SOFTMAX, "tolist_then_mask_on_the_cpu", _softmax_from_list(""), correct=False, fails_only=DEVICE),
     Mutant(SOFTMAX, "tolist_then_mask_on_X_device", _softmax_from_list(", device=X.device"), correct=True),
