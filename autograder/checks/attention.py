@@ -25,7 +25,7 @@ from .compare import (call_float64, case_key, check_shape, check_tensor, close, 
                       heatmap, in_dtype, reference_result, tolerance)
 from .core import (Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, left_to, noted_as_own,
                    search)
-from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
+from .diagnosis import Observation, at_the_bottom, name_mistake, named_explains, variant_outputs
 from .inputs import INT32, TWO_D, Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
@@ -383,17 +383,41 @@ def compare_weights(student, task: AttentionTask, case: Case, device: str) -> No
 
 
 def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes: bool = True,
-             examples_of: str | None = None):
+             examples_of: str | None = None, bottom: bool = False):
     """A search comparing with the reference; ``examples_of`` names the check whose examples
-    (seed) it shares."""
+    (seed) it shares; with ``bottom``, then scores near -1000 (``_bottom_case``) where the
+    inputs alone set them."""
     def run(student, ctx: Context) -> None:
         cases = attention_cases(two_d=two_d, same_sizes=same_sizes, hidden=task.hidden,
                                 with_lens=True if two_d else None)
-        excused = []
-        search(cases, lambda case: excused.append(compare(student, task, case, ctx.device)),
-               ctx.for_check(examples_of) if examples_of else ctx, left_to=left_to(task.charged_by, ctx))
+        excused, others = [], left_to(task.charged_by, ctx)
+
+        def test(case: Case) -> None:
+            excused.append(compare(student, task, case, ctx.device))
+        search(cases, test, ctx.for_check(examples_of) if examples_of else ctx, left_to=others)
+        if bottom and (case := _bottom_case(task)) is not None:
+            lifted = Case({**case.tensors, "keys": case.tensors["keys"] * 0.01}, options=case.options)  # scores near 0
+            in_context(case, lambda case: at_the_bottom(test, case, lifted), ctx, others)
         noted_as_own(any(excused), "matches the reference")
     return run
+
+
+def _bottom_case(task: AttentionTask) -> Case | None:
+    """Scores between -1000 and -999 on every key, padding included (SPEC §2: scores anywhere
+    within ±1000), for the modules whose scores the inputs alone set (d = 1): dot-product
+    (queries 10, keys near -100) and distance (queries 0, keys near 44.7, -k²/2). A fill value
+    real scores can reach gives the masked keys weight here only."""
+    if task.name == "DotProductAttention":
+        queries, q_recipe = torch.full((2, 3, 1), 10.0), "torch.full((2, 3, 1), 10.0)"
+        keys, k_recipe = values((2, 5, 1), 0.05, 68, torch.float32, offset=-99.95)  # (B, K, 1) in [-100, -99.9]
+    elif task.name == "DistanceAttention":
+        queries, q_recipe = torch.zeros(2, 3, 1), "torch.zeros(2, 3, 1)"
+        keys, k_recipe = values((2, 5, 1), 0.01, 68, torch.float32, offset=44.71)  # (B, K, 1): k² near 2000
+    else:
+        return None
+    vals, v_recipe = values((2, 5, 2), 2.0, 69, torch.float32)
+    return Case({"queries": queries, "keys": keys, "values": vals, "valid_lens": torch.tensor([2, 4])},
+                recipes={"queries": q_recipe, "keys": k_recipe, "values": v_recipe})
 
 
 def _shape(task: AttentionTask):
@@ -516,7 +540,8 @@ def checks_for(task_id: str) -> list[Check]:
     def check(name: str, run) -> Check:
         return Check(name, text(f"what.attention.{name}"), run)
     checks = [check("output shape", _shape(task)),
-              check("matches the reference", _matches(task, compare_output, two_d=False if task.two_d_check else None))]
+              check("matches the reference", _matches(task, compare_output, two_d=False if task.two_d_check else None,
+                                                      bottom=True))]
     narrower = functools.partial(compare_output, narrower=True)
     if task.two_d_check:
         checks.append(check("matches the reference with 2-D valid_lens", _matches(task, narrower, two_d=True)))

@@ -11,6 +11,7 @@ from torch import Tensor
 
 from ..sandbox.proxy import StudentError
 from .compare import close
+from .core import CheckFailed
 
 Observation = tuple[object, Tensor, dict[str, Tensor | None]]  # got, expected, mistakes' outputs
 
@@ -48,3 +49,21 @@ def named_explains(named: set[str], observation: Observation, tol: float) -> boo
     student's output on this observation, within ``tol``."""
     got, _, variants = observation
     return any(variants.get(m) is not None and close(got, variants[m], tol) for m in named)
+
+
+FILL_IN_RANGE = "fill_not_below_the_scores"
+
+
+def at_the_bottom(test: Callable, case, lifted) -> None:
+    """``test`` on ``case``, whose scores are near -1000 on every key (padding included); where it
+    fails there but holds on ``lifted`` (the same example with ordinary scores), the mask is
+    right and its fill value is not below every real score: that mistake is named."""
+    try:
+        test(case)
+    except CheckFailed as failed:
+        try:
+            test(lifted)
+        except (CheckFailed, StudentError):
+            raise failed from None
+        failed.finding.mistake = FILL_IN_RANGE
+        raise

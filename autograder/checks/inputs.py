@@ -89,14 +89,15 @@ def _nested(values, fmt) -> str:
     return fmt(values)
 
 
-def values(shape: tuple, scale: float, seed: int, dtype, offset: int = 0) -> tuple[torch.Tensor, str]:
+def values(shape: tuple, scale: float, seed: int, dtype, offset: float = 0) -> tuple[torch.Tensor, str]:
     """Random multiples of 0.01 in [offset - scale, offset + scale], and the code that makes them."""
     bound = int(round(scale * 100))
     generator = torch.Generator().manual_seed(seed)
     t = torch.randint(-bound, bound + 1, shape, generator=generator).double() / 100 + offset
     dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
+    shift = f" {'-' if offset < 0 else '+'} {abs(offset)}" if offset else ""
     recipe = (f"(torch.randint(-{bound}, {bound + 1}, ({dims}), "
-              f"generator=torch.Generator().manual_seed({seed})) / 100{f' + {offset}' if offset else ''})")
+              f"generator=torch.Generator().manual_seed({seed})) / 100{shift})")
     if dtype != torch.float64:
         recipe += f".to({DTYPE_NAMES[dtype]})"
     return t.to(dtype), recipe

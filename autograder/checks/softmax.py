@@ -9,7 +9,7 @@ from .compare import check_shape, check_tensor, close, float32_inside, rounding,
 from .core import (Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, left_to,
                    noted_as_own, search)
 from . import devices
-from .diagnosis import Observation, name_mistake, named_explains, variant_outputs
+from .diagnosis import Observation, at_the_bottom, name_mistake, named_explains, variant_outputs
 from .inputs import INT32, TWO_D, WIDE, Case, score_cases, values
 
 NAME = "masked_softmax"
@@ -189,6 +189,18 @@ def _zero_beyond(student, ctx: Context) -> None:
             raise
         return _carries_weight(got, case)
     _judged_where_weights(test, score_cases(), ctx)
+    lifted = Case({**BOTTOM.tensors, "X": BOTTOM.tensors["X"] + 1000})  # scores near 0, the same mask
+    in_context(BOTTOM, lambda case: at_the_bottom(test, case, lifted), ctx, left_to(CHARGED_BY, ctx))
+
+
+# Scores at the bottom of the range the checks draw (SPEC §2: within ±1000), padding included:
+# a fill value real scores can reach (-1000, -100) gives the masked keys weight here only.
+def _bottom_case() -> Case:
+    X, recipe = values((2, 3, 5), 0.5, 67, torch.float32, offset=-999.5)  # (B, Q, K) in [-1000, -999]
+    return Case({"X": X, "valid_lens": torch.tensor([2, 4])}, recipes={"X": recipe})
+
+
+BOTTOM = _bottom_case()
 
 
 def _finite_when_empty(student, ctx: Context) -> None:

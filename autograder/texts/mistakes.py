@@ -12,6 +12,13 @@ TEXTS: dict[str, tuple[str, str]] = {
     "mistake.mask_value_zero": (
         'masked scores are set to 0 instead of a very negative number, so masked keys still get weight (exp(0) = 1)',
         'замаскированные оценки заменены на 0, а не на очень большое отрицательное число, поэтому замаскированные ключи всё ещё получают вес (exp(0) = 1)'),
+    "mistake.fill_not_below_the_scores": (
+        'masked scores are filled with a value that real scores can reach (they go down to -1000): where the '
+        'valid scores are that low, masked keys get weight; fill with a number below every real score (the book '
+        'uses -1e6)',
+        'замаскированные оценки заменены значением, которого достигают и настоящие оценки (они бывают до -1000): '
+        'там, где допустимые оценки так же малы, замаскированные ключи получают вес; заполняйте числом ниже '
+        'любой настоящей оценки (в книге -1e6)'),
     "mistake.le_instead_of_lt": (
         '`<=` instead of `<`: positions count from 0, so position valid_len itself must be masked',
         '`<=` вместо `<`: позиции считаются с 0, поэтому позиция valid_len тоже должна маскироваться'),

@@ -9,7 +9,20 @@ from .harness import Mutant
 
 TASK = "masked_softmax"
 
+def _filled(value: str) -> str:
+    """Masks with ``masked_fill(~keep, value)`` before the softmax."""
+    return f'''
+def masked_softmax(X, valid_lens):
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+    keep = torch.arange(X.shape[-1], device=X.device)[None, None, :] < lens[:, :, None]
+    return torch.softmax(X.masked_fill(~keep, {value}), dim=-1)
+'''
+
+
 CORRECT = [
+    Mutant(TASK, "fill_value_minus_1e4", _filled("-1e4"), correct=True),
     Mutant(TASK, "neg_inf_fill_with_nan_guard", '''
 def masked_softmax(X, valid_lens):
     if valid_lens is None:
@@ -132,6 +145,10 @@ def masked_softmax(X, valid_lens):
     keep = torch.arange(X.shape[-1], device=X.device)[None, None, :] < lens[:, :, None]
     return torch.softmax(X * keep, dim=-1)  # masked scores become 0
 ''', correct=False, mistake="mask_value_zero"),
+    # A fill value real scores can reach (SPEC §2: scores within ±1000; blind corpus 11, b01):
+    # only scores near -1000 show it, and only the law of masked keys is broken.
+    Mutant(TASK, "fill_value_minus_1000", _filled("-1000.0"), correct=False, mistake="fill_not_below_the_scores",
+           fails_only=("zero weight beyond valid length",)),
     Mutant(TASK, "le_instead_of_lt", '''
 def masked_softmax(X, valid_lens):
     if valid_lens is None:

@@ -100,6 +100,11 @@ class DotProductAttention(nn.Module):
 _ONE_D_MASKED = ("scores if valid_lens is None else scores.masked_fill_(~(torch.arange(keys.shape[1], "
                  "device=keys.device)[None, :] < valid_lens[:, None])[:, None, :], -1e6)")
 
+# Scores masked with -1000 ("exp(-1000) is 0"), (B,) or (B, Q) lengths.
+_FILLED_AT_1000 = ("scores if valid_lens is None else scores.masked_fill(~(torch.arange(keys.shape[1], "
+                   "device=keys.device) < (valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens)[..., None]), "
+                   "-1000.0)")
+
 NAN_SAFE_WEIGHTS = ("torch.softmax(scores if mask is None else scores.masked_fill(~keep, float('-inf')), "
                     "-1).nan_to_num(0.0)")
 
@@ -169,6 +174,14 @@ class AdditiveAttention(nn.Module):
         self.attention_weights = torch.softmax({_ONE_D_MASKED}, dim=-1)
         return torch.bmm(self.dropout(self.attention_weights), values)
 ''', correct=False, fails_only=("matches the reference",)),
+    # A fill value real scores can reach (SPEC §2: scores anywhere within ±1000): only scores
+    # near -1000 show it, charged once, by the output check.
+    Mutant(DOT, "own_mask_filled_with_minus_1000", _dot(weights=f"torch.softmax({_FILLED_AT_1000}, dim=-1)"),
+           correct=False, mistake="fill_not_below_the_scores", fails_only=("matches the reference",)),
+    Mutant(DIST, "own_mask_filled_with_minus_1000", _distance(f'''        scores = -torch.cdist(queries, keys) ** 2 / (2 * math.sqrt(d))
+        self.attention_weights = torch.softmax({_FILLED_AT_1000}, dim=-1)
+        return self.dropout(self.attention_weights) @ values'''),
+           correct=False, mistake="fill_not_below_the_scores", fails_only=("matches the reference",)),
     # Reading the lengths' values (issue 10 item 5).
     Mutant(SOFTMAX, "tolist_then_mask_on_the_cpu", _softmax_from_list(""), correct=False, fails_only=DEVICE),
     Mutant(SOFTMAX, "tolist_then_mask_on_X_device", _softmax_from_list(", device=X.device"), correct=True),
