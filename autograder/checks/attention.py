@@ -26,7 +26,7 @@ from .compare import (call_float64, case_key, check_shape, check_tensor, close, 
 from .core import (Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, left_to, noted_as_own,
                    search)
 from .diagnosis import Observation, at_the_bottom, name_mistake, named_explains, variant_outputs
-from .inputs import INT32, TWO_D, Case, attention_cases, randomize, values
+from .inputs import BATCH_ONE, INT32, TWO_D, Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
 OUTPUT = text("tensor.attention_output")
@@ -68,9 +68,9 @@ class AttentionTask:
 
     @property
     def charged_by(self) -> dict[str, str]:
-        """The check that charges a crash on each kind of lengths (core.judged_plain)."""
+        """The check that charges a crash on each kind of input (core.judged_plain)."""
         return {TWO_D: "matches the reference with 2-D valid_lens" if self.two_d_check else "matches the reference",
-                INT32: "matches the reference"}
+                INT32: "matches the reference", BATCH_ONE: "matches the reference"}
 
 
 MODULES = {

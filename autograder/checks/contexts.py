@@ -112,7 +112,7 @@ def _run(student, task: AttentionTask, device: str, plain: tuple = ()) -> tuple[
 
 
 def _judged_plain(student, task: AttentionTask, ctx: Context, calls: list[Call], error: StudentError) -> tuple:
-    """After the sequence raised: the sequence with plain lengths (``core.judged_plain``) where
+    """After the sequence raised: the sequence in plain form (``core.judged_plain``) where
     it holds kinds that another check charges and runs without them; else the error charged."""
     kinds = sorted({kind for c in calls for kind in kinds_of(c.case)} & set(others := left_to(task.charged_by, ctx)))
     if kinds:

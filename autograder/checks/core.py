@@ -156,7 +156,7 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
 
 def _judged_plain_note(ctx: Context) -> Text | None:
     """For a check that passed: where it judged examples in their plain form (``judged_plain``),
-    which kind of lengths it left, and to which check."""
+    which kind of input it left, and to which check."""
     if not ctx.plain:
         return None
     kind, owner = ctx.plain[0]
@@ -245,13 +245,13 @@ def in_context(case, test: Callable, ctx: Context | None = None, left_to: dict[s
 
 
 def left_to(charged_by: dict[str, str], ctx: Context) -> dict[str, str]:
-    """Of ``charged_by`` (a kind of lengths -> the task's check that charges a crash on it), the
+    """Of ``charged_by`` (a kind of input -> the task's check that charges a crash on it), the
     kinds the check running in ``ctx`` leaves to another check (``judged_plain``)."""
     return {kind: check for kind, check in charged_by.items() if check != ctx.check}
 
 
 def judged_plain(case, test: Callable, ctx: Context, left_to: dict[str, str] | None) -> bool:
-    """After the student's code raised on ``case``: whether the case holds a kind of lengths
+    """After the student's code raised on ``case``: whether the case holds a kind of input
     that another check charges (``left_to``: kind -> that check's name; ``inputs.kinds_of``)
     and the code runs on the case without it (``inputs.plain_form``). The crash is then that
     check's to charge (SPEC §3: code that raises loses the points of what it broke and nothing

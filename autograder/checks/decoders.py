@@ -24,7 +24,7 @@ from .compare import (call_float64, case_key, check_shape, check_tensor, float32
                       heatmap, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, left_to, search
 from .diagnosis import Observation, name_mistake, variant_outputs
-from .inputs import INT32, Case, decoder_cases, randomize
+from .inputs import BATCH_ONE, INT32, Case, decoder_cases, randomize
 
 LOGITS = text("tensor.logits")
 
@@ -232,9 +232,9 @@ def decoded(student, task: DecoderTask, case: Case, device: str) -> Decoding:
     return _DECODED.get(student, case_key(task.name, device, case), decode)
 
 
-# The check that charges a crash on int32 lengths; the others judge such an example with
-# int64 lengths instead (core.judged_plain).
-CHARGED_BY = {INT32: "matches the reference"}
+# The check that charges a crash on int32 lengths or a batch of one; the others judge such an
+# example in its plain form instead (core.judged_plain).
+CHARGED_BY = {INT32: "matches the reference", BATCH_ONE: "matches the reference"}
 
 
 def logits_examples(ctx: Context) -> int:

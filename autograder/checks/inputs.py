@@ -40,32 +40,45 @@ class Case:
         return Case(moved, dict(self.options), dict(self.recipes))
 
 
-# Kinds of lengths that one check of a task charges a crash on (SPEC §3: code that raises
+# Kinds of input that one check of a task charges a crash on (SPEC §3: code that raises
 # loses the points of what it broke and nothing else); the task's other checks judge such
 # an example in the plain form every check draws (``plain_form``).
-TWO_D, INT32 = "two_d_lengths", "int32_lengths"
+TWO_D, INT32, BATCH_ONE = "two_d_lengths", "int32_lengths", "batch_of_one"
 LENGTHS = ("valid_lens", "enc_valid_lens")
 
 
+def _lengths_name(case: Case) -> str | None:
+    return next((n for n in LENGTHS if isinstance(case.tensors.get(n), torch.Tensor)), None)
+
+
 def kinds_of(case: Case) -> list[str]:
-    """The kinds of lengths ``case`` holds: (B, Q) lengths, int32 lengths."""
-    lens = next((case.tensors[n] for n in LENGTHS if isinstance(case.tensors.get(n), torch.Tensor)), None)
-    if lens is None:
-        return []
-    return [kind for kind, held in ((TWO_D, lens.dim() == 2), (INT32, lens.dtype == torch.int32)) if held]
+    """The kinds of input ``case`` holds: (B, Q) lengths, int32 lengths, a batch of one (every
+    tensor of a case is batch first)."""
+    kinds = []
+    if (name := _lengths_name(case)) is not None:
+        lens = case.tensors[name]
+        kinds += [kind for kind, held in ((TWO_D, lens.dim() == 2), (INT32, lens.dtype == torch.int32)) if held]
+    first = next((t for t in case.tensors.values() if isinstance(t, torch.Tensor)), None)
+    if first is not None and first.dim() > 0 and first.shape[0] == 1:
+        kinds.append(BATCH_ONE)
+    return kinds
 
 
 def plain_form(case: Case, kinds: list[str]) -> Case:
-    """A copy of ``case`` without these kinds of lengths: (B, Q) lengths as each sentence's
-    first row (B,), int32 as int64."""
+    """A copy of ``case`` without these kinds of input: (B, Q) lengths as each sentence's first
+    row (B,), int32 as int64, a batch of one as that sentence twice (a batch of two)."""
     plain = case.copy()
-    name = next(n for n in LENGTHS if isinstance(plain.tensors.get(n), torch.Tensor))
-    lens = plain.tensors[name]
-    if TWO_D in kinds and lens.dim() == 2:
-        lens = lens[:, 0].contiguous()  # (B, Q) -> (B,)
-    if INT32 in kinds:
-        lens = lens.long()
-    plain.tensors[name] = lens
+    if (name := _lengths_name(plain)) is not None:
+        lens = plain.tensors[name]
+        if TWO_D in kinds and lens.dim() == 2:
+            lens = lens[:, 0].contiguous()  # (B, Q) -> (B,)
+        if INT32 in kinds:
+            lens = lens.long()
+        plain.tensors[name] = lens
+    if BATCH_ONE in kinds:
+        # (1, ...) -> (2, ...): the one sentence twice
+        plain.tensors = {n: None if t is None else torch.cat([t, t]) for n, t in plain.tensors.items()}
+        plain.recipes = {}
     return plain
 
 

@@ -10,7 +10,7 @@ from .core import (Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStud
                    noted_as_own, search)
 from . import devices
 from .diagnosis import Observation, at_the_bottom, name_mistake, named_explains, variant_outputs
-from .inputs import INT32, TWO_D, WIDE, Case, score_cases, values
+from .inputs import BATCH_ONE, INT32, TWO_D, WIDE, Case, score_cases, values
 
 NAME = "masked_softmax"
 WEIGHTS = text("tensor.attention_weights")
@@ -56,9 +56,9 @@ def diagnose(student, got, case: Case, tol: float):
 
 
 MAIN_CHECK = "matches the reference with 1-D valid_lens"
-# The check that charges a crash on each kind of lengths; the other checks judge such an
-# example with plain lengths instead (core.judged_plain).
-CHARGED_BY = {TWO_D: "matches the reference with 2-D valid_lens", INT32: MAIN_CHECK}
+# The check that charges a crash on each kind of input; the other checks judge such an
+# example in its plain form instead (core.judged_plain).
+CHARGED_BY = {TWO_D: "matches the reference with 2-D valid_lens", INT32: MAIN_CHECK, BATCH_ONE: MAIN_CHECK}
 # What that check saw, per student: the narrower checks
 # (2-D lengths, no lengths, lengths above K) do not charge it again.
 _MAIN = PerStudent()

@@ -345,6 +345,11 @@ _PROBLEMS = {
         "examples were judged with the same lengths as int64",
         "зачтено; ваш код вызывает исключение на длинах типа int32, и это учтено один раз, в проверке "
         "«{check}»: здесь такие примеры проверены с теми же длинами типа int64"),
+    "check.judged_plain.batch_of_one": (
+        "passed; your code raises on a batch of one, which is charged once, by “{check}”: here those "
+        "examples were judged with their one sentence twice (a batch of two)",
+        "зачтено; ваш код вызывает исключение на пакете из одного примера, и это учтено один раз, в проверке "
+        "«{check}»: здесь такие примеры проверены с тем же примером дважды (пакет из двух)"),
     "task.not_defined": ("{name} is not defined: run its cell (grade id {task}) without errors",
                          "{name} не определено: ячейка {task} должна выполняться без ошибок"),
     "task.not_finished": ("not run: the code did not finish", "не выполнялась: код не завершился"),

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 
 from autograder.checks.core import CheckFailed, Context, fail, judged_plain, search
-from autograder.checks.inputs import INT32, TWO_D, Case, kinds_of, plain_form, score_cases
+from autograder.checks.inputs import BATCH_ONE, INT32, TWO_D, Case, kinds_of, plain_form, score_cases
 from autograder.results import text
 from autograder.sandbox.proxy import StudentError
 
@@ -30,14 +30,15 @@ def _ctx() -> Context:
 @settings(max_examples=60, deadline=None)
 @given(score_cases())
 def test_the_plain_form_keeps_the_scores_and_holds_no_kind(case):
-    plain = plain_form(case, [TWO_D, INT32])
+    plain = plain_form(case, [TWO_D, INT32, BATCH_ONE])
     lens, given_lens = plain.tensors["valid_lens"], case.tensors["valid_lens"]
     assert kinds_of(plain) == []
-    assert torch.equal(plain.tensors["X"], case.tensors["X"])
+    once = 1 if BATCH_ONE in kinds_of(case) else len(given_lens)  # a batch of one comes twice
+    assert torch.equal(plain.tensors["X"][:once], case.tensors["X"])
     assert lens.dtype == torch.int64 and lens.dim() == 1
-    assert torch.equal(lens, given_lens if given_lens.dim() == 1 else given_lens[:, 0])  # each sentence's first row
+    assert torch.equal(lens[:once], given_lens if given_lens.dim() == 1 else given_lens[:, 0])  # first rows
     plain.tensors["X"].add_(1)  # a copy: the example drawn is not changed
-    assert not torch.equal(plain.tensors["X"], case.tensors["X"])
+    assert not torch.equal(plain.tensors["X"][:once], case.tensors["X"])
 
 
 def _case(lens) -> Case:
@@ -94,7 +95,8 @@ def _checks(mutant: Mutant) -> dict:
     ("masked_softmax-repeat_interleave_without_the_2d_branch", TWO_D, TWO_D_CHECK),
     ("masked_softmax-one_hot_breaks_on_int32", INT32, ONE_D_CHECK),
     ("dot_product_attention-own_mask_for_1d_lengths_only", TWO_D, TWO_D_CHECK),
-    ("additive_attention-own_mask_for_1d_lengths_only", TWO_D, "matches the reference")])
+    ("additive_attention-own_mask_for_1d_lengths_only", TWO_D, "matches the reference"),
+    ("seq2seq_attention_decoder-squeeze_breaks_a_batch_of_one", BATCH_ONE, "matches the reference")])
 def test_the_student_reads_which_check_charged_the_crash(mutant_id, kind, owner):
     checks = _checks(BY_ID[mutant_id])
     assert not checks[owner].passed and checks[owner].finding.problem.id == "check.raised"

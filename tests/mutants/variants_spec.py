@@ -174,6 +174,11 @@ class AdditiveAttention(nn.Module):
         self.attention_weights = torch.softmax({_ONE_D_MASKED}, dim=-1)
         return torch.bmm(self.dropout(self.attention_weights), values)
 ''', correct=False, fails_only=("matches the reference",)),
+    # squeeze() drops the batch axis too when B = 1 (blind corpus 10, b11): charged once, by the
+    # logits check; the others judge a batch of one as that sentence twice.
+    Mutant(SEQ, "squeeze_breaks_a_batch_of_one", _cell(SEQ, _loop(
+        step_input="torch.cat((context.squeeze(), x), dim=-1).unsqueeze(1)")),
+        correct=False, fails_only=("matches the reference",)),
     # A fill value real scores can reach (SPEC §2: scores anywhere within ±1000): only scores
     # near -1000 show it, charged once, by the output check.
     Mutant(DOT, "own_mask_filled_with_minus_1000", _dot(weights=f"torch.softmax({_FILLED_AT_1000}, dim=-1)"),
