@@ -5,8 +5,11 @@ A PATH is a notebook, a folder of notebooks (every notebook at any depth a submi
 the student id), nbgrader's ``submitted/`` (``submitted/<id>/<assignment>/<notebook>``), one
 student's folder of it (``submitted/<id>`` or ``submitted/<id>/<assignment>``), or a course root.
 A notebook is a file named ``*.ipynb`` in any case. Every folder in ``submitted/`` is a student's,
-and so is a folder elsewhere that holds ``<assignment>/`` or the assignment's notebook (an LMS's
-folder per student). A student's folder is read at any depth: the notebook graded is the one where
+and so is a folder elsewhere that holds ``<assignment>/`` or the assignment's notebook, or only one
+notebook at any depth (an LMS's folder per student, the file named by the student: the folder
+names it, never the file). An id that notebooks in folders claim twice is not a usage error: each
+is graded under its path, with a warning (a file's or folder's name never stops the batch or
+takes a row another submission claims). A student's folder is read at any depth: the notebook graded is the one where
 it belongs, else the only candidate (in the assignment's folder, in a folder named like the
 assignment, or named like its notebook), with a warning; several candidates are an error naming
 them. ``Found.not_graded`` names the rest, with why; a folder of another assignment is one line
@@ -35,7 +38,7 @@ class Submission:
     problem: Issue | None = None  # why it is not read (a link, a non-regular file, several notebooks)
     notice: Text | None = None    # a warning for the result (another notebook than the assignment's)
     shown: str = ""               # the notebook as the TA knows it: its path under the PATH given
-    folder_id: str | None = None  # the id of the folder it lies alone in, where that is not its stem
+    by_stem: bool = False         # its id is its file's stem, in a folder of notebooks
 
 
 @dataclass
@@ -56,7 +59,7 @@ def find_submissions(paths: list[Path], assignment: str, notebook: str) -> Found
         if path.is_file() and is_archive(path.name):
             raise ConfigError(f"{path}: an archive, not a notebook; unpack it and give the folder (or its notebooks)")
         _Walk(path.resolve(), assignment, notebook, found).start()
-    found.submissions = _settle_duplicates(found.submissions)
+    found.submissions = _distinguish_duplicates(found.submissions)
     _refuse_duplicates(found.submissions)
     return found
 
@@ -126,7 +129,7 @@ class _Walk:
                 if is_notebook(entry) or entry.is_dir(follow_symlinks=False):
                     self._skip(path, HIDDEN)
             elif is_notebook(entry):
-                self._notebook_in_folder(entry, path, entries, depth)
+                self._notebook_in_folder(entry, path)
             elif entry.is_dir(follow_symlinks=False):
                 self._subfolder(entry, path, depth, nbgrader)
             else:
@@ -139,18 +142,11 @@ class _Walk:
         elif is_archive(entry.name):
             self._skip(path, ARCHIVE)
 
-    def _notebook_in_folder(self, entry: os.DirEntry, path: Path, entries: list[os.DirEntry], depth: int) -> None:
-        """A notebook of a folder of notebooks: its stem is the id. One that lies alone in a
-        subfolder of another name (an LMS's folder per student, the file named by the student:
-        ``kim/ivanov.ipynb``) says so in a warning, and takes the folder's name where its stem
-        is another student's (``_settle_duplicates``): a file name never stops the batch or
-        takes a row that another submission claims."""
-        sid = student_id(entry.name[: -len(SUFFIX)])
-        folder_id = student_id(path.parent.name)
-        alone = depth > 0 and sum(1 for e in entries if is_notebook(e) and not e.name.startswith(".")) == 1
-        notice = text("issue.id_from_file", id=sid, folder=path.parent.name) if alone and folder_id != sid else None
-        self.found.submissions.append(Submission(sid, path, None if regular(entry) else _refused(self._shown(path)),
-                                                 notice, self._shown(path), folder_id if notice else None))
+    def _notebook_in_folder(self, entry: os.DirEntry, path: Path) -> None:
+        """A notebook of a folder of notebooks (the PATH, or a folder of several): its stem is the id."""
+        self.found.submissions.append(Submission(
+            student_id(entry.name[: -len(SUFFIX)]), path, None if regular(entry) else _refused(self._shown(path)),
+            shown=self._shown(path), by_stem=True))
 
     def _linked_folder(self, entry: os.DirEntry, path: Path) -> None:
         if (path / self.assignment).exists():
@@ -160,16 +156,34 @@ class _Walk:
 
     def _subfolder(self, entry: os.DirEntry, path: Path, depth: int, nbgrader: bool) -> None:
         """In ``submitted/`` every folder is a student's; elsewhere, one that holds ``<assignment>/``
-        or the assignment's notebook (an LMS's folder per student: kim/attention_scoring.ipynb)."""
+        or the assignment's notebook (an LMS's folder per student: kim/attention_scoring.ipynb), or
+        only one notebook at any depth (kim/homework.ipynb, kim/x/ivanov.ipynb: the folder names
+        the student, not the file, which the student named)."""
         held = path / self.assignment
         if nbgrader or held.is_dir() or held.is_symlink():
             self._student(entry.name, path, held / self.notebook, depth + 1)
         elif self._holds_notebook(path):
             self._student(entry.name, path, path / self.notebook, depth + 1)
-        elif depth < MAX_DEPTH:
-            self._folder(path, depth + 1, nbgrader=False)
-        else:
-            self._skip(path, DEEP)
+        elif not self._lone_notebook(entry.name, path, depth + 1):
+            if depth < MAX_DEPTH:
+                self._folder(path, depth + 1, nbgrader=False)
+            else:
+                self._skip(path, DEEP)
+
+    def _lone_notebook(self, name: str, folder: Path, depth: int) -> bool:
+        """Whether ``folder`` holds one notebook at any depth: then it is that student's submission,
+        named by the folder, with a warning naming the file."""
+        notebooks, unread = scan(folder, depth)
+        if len(notebooks) != 1:
+            return False
+        [notebook] = notebooks
+        named_so = student_id(notebook.name[: -len(SUFFIX)]) == student_id(name)  # ivanov/ivanov.ipynb
+        self._add(student_id(name), notebook, None if regular(notebook) else _refused(self._shown(notebook)),
+                  notice=None if named_so else text("issue.id_from_folder", id=student_id(name),
+                                                    file=str(notebook.relative_to(folder))))
+        for path, why in unread:
+            self._skip(path, why)
+        return True
 
     def _holds_notebook(self, folder: Path) -> bool:
         """Whether ``folder`` holds the assignment's notebook or a copy of it by its name (an
@@ -304,23 +318,27 @@ def _refused(shown: str) -> Issue:
     return Issue(code="not_regular_file", text=text("issue.not_regular", path=shown))
 
 
-def _settle_duplicates(found: list[Submission]) -> list[Submission]:
-    """Where an id is claimed twice, once by a notebook named so in its own place (``ivanov.ipynb``,
-    ``ivanov/ivanov.ipynb``, a student's folder), the claimants that lie alone in a folder of
-    another name take the folder's name (if no one else has it), with a warning saying why. Two
-    claimants of the same kind stay a duplicate: nothing is guessed."""
-    taken = [s.student_id for s in found]
-    owned = {s.student_id for s in found if s.folder_id is None}
-    settled = []
+def _distinguish_duplicates(found: list[Submission]) -> list[Submission]:
+    """Where submissions found in folders claim one id, the one that takes it from its own
+    folder (a student's folder, ``ivanov/``), if it is the only such claimant, keeps it; every
+    other claimant (a file's stem, ``group1/ivanov.ipynb``, or a second folder of that name) is
+    graded under its path as the TA was shown it, with a warning saying why: a name never stops
+    the batch or takes a row another submission claims. Claimants shown by the same path (a
+    notebook given twice) stay a duplicate: a usage error."""
+    by_id: dict[str, list[Submission]] = {}
     for submission in found:
-        alias = submission.folder_id
-        if alias is not None and submission.student_id in owned and taken.count(submission.student_id) > 1 \
-                and alias not in taken:
-            taken[taken.index(submission.student_id)] = alias
-            submission = dataclasses.replace(submission, student_id=alias, folder_id=None, notice=text(
-                "issue.id_from_folder", id=alias, stem=submission.student_id))
-        settled.append(submission)
-    return settled
+        by_id.setdefault(submission.student_id, []).append(submission)
+    keeper = {sid: _keeper(claimants) for sid, claimants in by_id.items()}
+    twice = {sid for sid, claimants in by_id.items() if len({s.shown for s in claimants}) < len(claimants)}
+    return [s if keeper[s.student_id] is s or s.student_id in twice or not s.shown else dataclasses.replace(
+        s, student_id=s.shown, by_stem=False, notice=text("issue.id_claimed_twice", id=s.student_id, path=s.shown))
+        for s in found]
+
+
+def _keeper(claimants: list[Submission]) -> Submission | None:
+    """Who keeps an id: its only claimant, or its only claimant by a folder's name."""
+    owners = [s for s in claimants if not s.by_stem]
+    return claimants[0] if len(claimants) == 1 else owners[0] if len(owners) == 1 else None
 
 
 def _refuse_duplicates(found: list[Submission]) -> None:
@@ -331,7 +349,4 @@ def _refuse_duplicates(found: list[Submission]) -> None:
     if twice:
         lines = [f"student {sid!r} has {len(subs)} submissions: {', '.join(s.shown or str(s.path) for s in subs)}"
                  for sid, subs in sorted(twice.items())]
-        lines += [f"  ({s.shown or s.path} could not take its folder's name {s.folder_id!r}: "
-                  f"{', '.join(o.shown or str(o.path) for o in by_id[s.folder_id])} has that id)"
-                  for subs in twice.values() for s in subs if s.folder_id in by_id]
         raise ConfigError("\n".join(lines) + "\n(one submission per student: rename or remove the others)")

@@ -10,14 +10,16 @@ TEXTS: dict[str, tuple[str, str]] = {
         "that could be this assignment's (hand in {expected} next time)",
         "оценён {name}: в вашей папке нет {expected}, и {name} — единственный другой блокнот в ней, "
         "который может быть этим заданием (в следующий раз сдавайте {expected})"),
-    "issue.id_from_file": (
-        "graded as student {id}, the file's name; it lies alone in the folder {folder}/ (if that "
-        "folder is yours and {id} is not you, tell your TA)",
-        "оценено как работа студента {id}, по имени файла; файл лежит один в папке {folder}/ (если "
-        "это ваша папка, а {id} — не вы, сообщите ассистенту)"),
     "issue.id_from_folder": (
-        "graded as student {id}, the folder's name: the file's name {stem} is another student's",
-        "оценено как работа студента {id}, по имени папки: имя файла {stem} принадлежит другому студенту"),
+        "graded as student {id}, the name of the folder it is the only notebook in ({file}); if "
+        "{id} is not you, tell your TA",
+        "оценено как работа студента {id}, по имени папки, в которой это единственный ноутбук ({file}); "
+        "если {id} — не вы, сообщите ассистенту"),
+    "issue.id_claimed_twice": (
+        "graded as {path}, its path: another notebook in the class also has the name {id} (tell your "
+        "TA which is yours)",
+        "оценено как {path}, по пути к файлу: у другого ноутбука в группе то же имя {id} (сообщите "
+        "ассистенту, какой из них ваш)"),
     "issue.several_notebooks": (
         "no {expected} in your folder, and several other notebooks ({names}): none was graded; "
         "hand in your work as {expected}",

@@ -33,7 +33,7 @@ def test_cuda_without_a_gpu_is_a_usage_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_the_same_stem_in_two_folders_is_a_usage_error(tmp_path):
+def test_the_same_notebook_under_two_paths_is_a_usage_error(tmp_path):
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
         shutil.copy(CORRECT, tmp_path / folder / "ivanov.ipynb")

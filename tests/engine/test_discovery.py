@@ -29,19 +29,38 @@ def put(path: Path) -> Path:
 
 
 def test_every_notebook_at_any_depth_is_a_submission(tmp_path):
-    """Are sidorov.ipynb, group1/ivanov.ipynb and group2/deep/petrova.ipynb all graded?"""
-    for where in ("sidorov.ipynb", "group1/ivanov.ipynb", "group2/deep/petrova.ipynb"):
+    """Are sidorov.ipynb and the notebooks of folders of several (group1/, group2/deep/) all graded
+    by their stems, and a folder of one notebook (kim/homework.ipynb) by the folder's name?"""
+    for where in ("sidorov.ipynb", "group1/ivanov.ipynb", "group1/orlov.ipynb", "group2/deep/petrova.ipynb",
+                  "group2/deep/lee.ipynb", "kim/homework.ipynb"):
         put(tmp_path / where)
     submissions = found(tmp_path).submissions
     assert {s.student_id: s.shown for s in submissions} == {
-        "sidorov": "sidorov.ipynb", "ivanov": "group1/ivanov.ipynb", "petrova": "group2/deep/petrova.ipynb"}
+        "sidorov": "sidorov.ipynb", "ivanov": "group1/ivanov.ipynb", "orlov": "group1/orlov.ipynb",
+        "petrova": "group2/deep/petrova.ipynb", "lee": "group2/deep/lee.ipynb", "kim": "kim/homework.ipynb"}
+    [kim] = [s for s in submissions if s.student_id == "kim"]
+    assert kim.notice.id == "issue.id_from_folder" and kim.notice.params["file"] == "homework.ipynb"
 
 
-def test_the_same_stem_in_two_subfolders_is_a_duplicate_naming_both(tmp_path):
-    put(tmp_path / "a" / "ivanov.ipynb")
-    put(tmp_path / "b" / "ivanov.ipynb")
-    with pytest.raises(ConfigError, match=r"student 'ivanov' has 2 submissions: a/ivanov.ipynb, b/ivanov.ipynb"):
-        found(tmp_path)
+def test_the_same_stem_in_two_folders_is_graded_twice_under_its_paths(tmp_path):
+    """Red team 11: two students' folders with the same file name (kim/homework.ipynb,
+    petrov/homework.ipynb), or two groups with an ivanov.ipynb each, stopped the batch as a
+    duplicate. Each is graded, by its folder or under its path, with a warning saying why?"""
+    put(tmp_path / "kim" / "homework.ipynb")
+    put(tmp_path / "petrov" / "homework.ipynb")
+    for group in ("a", "b"):
+        put(tmp_path / group / "ivanov.ipynb")
+        put(tmp_path / group / f"other_{group}.ipynb")
+    submissions = {s.student_id: s for s in found(tmp_path).submissions}
+    assert sorted(submissions) == ["a/ivanov.ipynb", "b/ivanov.ipynb", "kim", "other_a", "other_b", "petrov"]
+    notice = submissions["a/ivanov.ipynb"].notice
+    assert notice.id == "issue.id_claimed_twice" and notice.params == {"id": "ivanov", "path": "a/ivanov.ipynb"}
+
+
+def test_the_same_notebook_given_twice_is_a_usage_error(tmp_path):
+    put(tmp_path / "ivanov.ipynb")
+    with pytest.raises(ConfigError, match=r"student 'ivanov' has 2 submissions"):
+        find_submissions([tmp_path / "ivanov.ipynb", tmp_path / "ivanov.ipynb"], A, NB)
 
 
 def test_checkpoints_and_hidden_entries_are_named_not_graded(tmp_path):
@@ -369,30 +388,34 @@ def test_archives_are_named_not_graded_and_an_archive_given_is_a_usage_error(tmp
 
 
 def test_a_file_named_after_another_student_never_takes_their_row_or_stops_the_batch(tmp_path):
-    """Red teams 3 and 4: in a download with one folder per student, kim handed in kim/ivanov.ipynb.
-    Beside ivanov's own notebook the batch stopped (two submissions of 'ivanov'); without it,
-    kim's work became ivanov's row with no word. Is kim's notebook graded as kim beside ivanov's,
-    and named with a warning when it stands alone under the file's name?"""
-    put(tmp_path / "ivanov" / "ivanov.ipynb")
+    """Red teams 3, 4 and 11: in a download with one folder per student, kim handed in
+    kim/ivanov.ipynb (or kim/x/ivanov/attention_scoring.ipynb) while ivanov's own notebook is
+    ivanov/homework.ipynb: kim's work became ivanov's row and ivanov's 'homework'. Is each
+    graded by its folder, whatever the files are named, with or without ivanov's?"""
+    put(tmp_path / "ivanov" / "homework.ipynb")
     put(tmp_path / "kim" / "ivanov.ipynb")
     put(tmp_path / "lee" / "lee.ipynb")
+    put(tmp_path / "olga" / "x" / "ivanov" / NB)
     submissions = {s.student_id: s for s in found(tmp_path).submissions}
-    assert sorted(submissions) == ["ivanov", "kim", "lee"]
+    assert sorted(submissions) == ["ivanov", "kim", "lee", "olga"]
     assert submissions["kim"].path == tmp_path / "kim" / "ivanov.ipynb"
-    assert submissions["kim"].notice.id == "issue.id_from_folder"
-    assert submissions["ivanov"].notice is None and submissions["lee"].notice is None
+    assert submissions["olga"].path == tmp_path / "olga" / "x" / "ivanov" / NB
+    assert submissions["kim"].notice.id == "issue.id_from_folder" and submissions["lee"].notice is None
     shutil.rmtree(tmp_path / "ivanov")
-    [alone] = [s for s in found(tmp_path).submissions if s.path.parent.name == "kim"]
-    assert alone.student_id == "ivanov" and alone.notice.id == "issue.id_from_file"
-    assert alone.notice.params["folder"] == "kim"
+    assert sorted(s.student_id for s in found(tmp_path).submissions) == ["kim", "lee", "olga"]
 
 
-def test_a_folder_name_already_taken_is_named_in_the_duplicate_error(tmp_path):
-    """Red team 10: with ivanov.ipynb, kim/ivanov.ipynb and kim.ipynb, kim's notebook cannot take
-    its folder's name either; the usage error named only the ivanov pair. Does it say why?"""
-    put(tmp_path / "ivanov.ipynb")
+def test_a_name_claimed_twice_stays_with_its_folder(tmp_path):
+    """Red team 10 and 11: kim's folder of two notebooks named after classmates (read as a folder
+    of notebooks by stem), or a kim.ipynb beside kim's folder, claim ids that folders own. Does
+    the folder keep its id, and the file go under its path, with no usage error?"""
+    put(tmp_path / "ivanov" / NB)
     put(tmp_path / "kim" / "ivanov.ipynb")
-    put(tmp_path / "kim.ipynb")
-    with pytest.raises(ConfigError, match=r"kim/ivanov.ipynb could not take its folder's name 'kim': "
-                                          r"kim.ipynb has that id"):
-        found(tmp_path)
+    put(tmp_path / "kim" / "petrov.ipynb")
+    put(tmp_path / "lee" / "work.ipynb")
+    put(tmp_path / "lee.ipynb")
+    submissions = {s.student_id: s for s in found(tmp_path).submissions}
+    assert sorted(submissions) == ["ivanov", "kim/ivanov.ipynb", "lee", "lee.ipynb", "petrov"]
+    assert submissions["ivanov"].path == tmp_path / "ivanov" / NB and submissions["ivanov"].notice is None
+    assert submissions["lee"].path == tmp_path / "lee" / "work.ipynb"
+    assert submissions["lee.ipynb"].notice.id == "issue.id_claimed_twice"

@@ -37,7 +37,7 @@ def graded(tmp_path_factory):
     inbox, out = root / "class", root / "out"
     put(UNTOUCHED, inbox / "sidorov.ipynb")
     put(UNTOUCHED, inbox / "group1" / "ivanov.ipynb")
-    put(EXAMPLES / "attention_scoring" / "correct.ipynb", inbox / "group2" / "petrova.ipynb")
+    put(EXAMPLES / "attention_scoring" / "correct.ipynb", inbox / "group1" / "petrova.ipynb")
     put(UNTOUCHED, inbox / "kim" / "attention_scoring" / "attention_scoring-Copy1.ipynb")
     put(UNTOUCHED, inbox / "kim" / "attention_scoring" / "Untitled.ipynb")
     put(UNTOUCHED, inbox / "lee" / "attention_scoring" / "attention_scoring-Copy1.ipynb")
@@ -142,7 +142,7 @@ def test_one_notebook_graded_into_the_class_folder_keeps_every_other_row(graded)
     grades.csv and the report down to that one student. Are the others listed as stored?"""
     inbox, out, _ = graded
     before = rows(out)
-    run = autograder("grade", inbox / "group2" / "petrova.ipynb", "--assignment", "attention_scoring",
+    run = autograder("grade", inbox / "group1" / "petrova.ipynb", "--assignment", "attention_scoring",
                      "--output", out, "--force")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert rows(out) == before
