@@ -129,8 +129,14 @@ class _Kept:
         self.building: tuple[dict, str, ijson.ObjectBuilder, int] | None = None   # (cell, key, builder, depth)
 
     def event(self, prefix: str, event: str, value) -> None:
+        """A key given twice counts as json, nbformat and Jupyter read it: the last one (a second
+        ``cells`` list replaces the first; a cell's second ``metadata``, its nbgrader part)."""
         if self.building is not None:
             self._feed(event, value)
+        elif prefix == "cells" and event == "start_array":
+            self.cells["cells.item"] = []
+        elif event == "start_map" and prefix.endswith(".metadata") and self.cells.get(prefix[: -len(".metadata")]):
+            self.cells[prefix[: -len(".metadata")]][-1].pop("nbgrader", None)
         elif prefix in self.cells and event == "start_map":
             self.cells[prefix].append({})
         elif prefix in self.cells and event == "end_map":

@@ -179,3 +179,29 @@ def test_long_keys_at_the_deepest_allowed_level_cost_no_more_than_their_bytes():
     reduced = read_kept(io.BytesIO(data), 20 * MB)
     assert time.monotonic() - started < 20
     assert plan_of(reduced).cells == plan_of(json.dumps(correct()).encode()).cells
+
+
+def _with_keys_twice(first: list, second: list, metadata_twice: bool) -> bytes:
+    """A notebook whose JSON gives ``cells`` twice (and, with ``metadata_twice``, each cell's
+    ``metadata`` twice, the second without nbgrader's part), written by hand: json.dumps cannot."""
+    def cell_text(cell: dict) -> str:
+        body = ",".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in cell.items())
+        return "{" + body + (',"metadata":{}' if metadata_twice else "") + "}"
+    cells = ",".join(cell_text(c) for c in first), ",".join(cell_text(c) for c in second)
+    return ('{"cells":[%s],"metadata":{},"nbformat":4,"nbformat_minor":5,"cells":[%s]}' % cells).encode()
+
+
+@pytest.mark.parametrize("metadata_twice", [False, True])
+def test_a_key_given_twice_is_read_as_jupyter_and_nbgrader_read_it(metadata_twice):
+    """Red team 11: with "cells" twice, Jupyter showed the untouched template (the last list) while
+    the grader ran both lists, first cells first, and gave 13/13. Is what is graded what
+    nbformat reads, the last of each key?"""
+    solved, template = correct()["cells"], json.loads(
+        (REPO / "student_template" / "attention_scoring" / "attention_scoring.ipynb").read_text(encoding="utf-8"))["cells"]
+    for first, second in ((solved, template), (template, solved)):
+        data = _with_keys_twice(first, second, metadata_twice)
+        read_by_nbformat = nbformat.reads(data.decode(), as_version=4)
+        whole = CellPlan()
+        assemble(read_by_nbformat, SOURCE, ["masked_softmax"], whole)
+        reduced = plan_of(read_kept(io.BytesIO(data), 20 * MB), ["masked_softmax"])
+        assert reduced.cells == whole.cells
