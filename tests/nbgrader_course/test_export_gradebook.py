@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from autograder.cli import app
 from autograder.gradebook import NbgraderCourse, remember_course
+from autograder.ids import student_id
 from autograder.store import OutputFolder
 
 from .course import ASSIGNMENT, MANUAL_TASK
@@ -59,3 +60,27 @@ def test_a_course_that_moved_away_is_one_line(tmp_path):
     remember_course(out, tmp_path / "moved")
     done = CliRunner().invoke(app, ["export", str(out), "--format", "csv", "--output", str(tmp_path / "lms.csv")])
     assert done.exit_code == 2 and "which is not there any more" in done.output and ".nbgrader-course" in done.output
+
+
+def test_written_points_reach_the_student_whose_folder_it_is(course, tmp_path):  # noqa: F811
+    """Red team 12: the gradebook was read by our escaped id, so the folder a\\b got the TA's points
+    of a folder literally named a\\\\b, and that one none. Does each get its own?"""
+    nbgrader_course, out = NbgraderCourse.detect([course.root]), tmp_path / "grades"
+    store = OutputFolder(out, ASSIGNMENT, "en")
+    store.check_usable()
+    remember_course(out, course.root)
+    folders = {"a\\b": 0.5, "a\\\\b": 2.0}
+    for folder in folders:
+        graded = result(student_id(folder), {})
+        nbgrader_course.record(graded, hand_in(course, folder, answered=True))
+        store.save(graded)
+    with Gradebook(course.db_url) as gradebook:
+        for folder, points in folders.items():
+            grade = gradebook.find_grade(MANUAL_TASK, NOTEBOOK_ID, ASSIGNMENT, folder)
+            grade.manual_score, grade.needs_manual_grade = points, False
+        gradebook.db.commit()
+    done = CliRunner().invoke(app, ["export", str(out), "--format", "csv", "--output", str(tmp_path / "lms.csv")])
+    assert done.exit_code == 0, done.output
+    with open(tmp_path / "lms.csv", newline="") as handle:
+        manual = {row["student_id"]: row["manual"] for row in csv.DictReader(handle)}
+    assert manual == {student_id(folder): str(points) for folder, points in folders.items()}
