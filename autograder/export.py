@@ -110,6 +110,7 @@ def _content(options: ExportOptions, assignment: str, totals: list[Total],
                 for t in totals]
         return csv_text(CSV_HEADER, rows), len(scores), []
     if options.roster is None:  # moodle without a roster: one row per result
+        _not_the_identity(options.column, options.match or MOODLE_MATCH)
         content = lms.moodle_file(options.match or MOODLE_MATCH, options.column or assignment,
                                   [(clean_text(t.student_id), scores.get(clean_text(t.student_id), ""))
                                    for t in totals])
@@ -126,6 +127,7 @@ def _content(options: ExportOptions, assignment: str, totals: list[Total],
     if options.format == "canvas":
         content = lms.canvas_file(roster, _canvas_column(roster, options.column, assignment), matching, scores)
     else:
+        _not_the_identity(options.column, roster.header[key].strip())
         content = lms.moodle_file(roster.header[key].strip(), options.column or assignment,
                                   [(sid, scores.get(sid, "")) for sid in matching.by_row.values()], exact=True)
     written = sum(1 for sid in matching.by_row.values() if sid in scores)
@@ -134,15 +136,26 @@ def _content(options: ExportOptions, assignment: str, totals: list[Total],
 
 def _canvas_column(roster: lms.Roster, column: str | None, assignment: str) -> int:
     """--column, or the one column headed ``<assignment> (<id>)``."""
-    if column is not None:
-        return roster.column(column, "--column")
     names = [name.strip() for name in roster.header]
+    if column is not None:
+        index = roster.column(column, "--column")
+        if not re.fullmatch(r".+ \(\d+\)", names[index]):
+            raise ExportError(f"--column {column}: not an assignment column of {roster.path.name} (those are headed "
+                              f"'Title (id)'); its students' names, ids and totals are never overwritten")
+        return index
     found = [i for i, name in enumerate(names) if re.fullmatch(rf"{re.escape(assignment)} \(\d+\)", name)]
     if len(found) == 1:
         return found[0]
     assignments = ", ".join(name for name in names if re.fullmatch(r".+ \(\d+\)", name)) or "none"
     raise ExportError(f"{roster.path}: {'several' if found else 'no'} columns headed '{assignment} (<id>)'; "
                       f"name the one to fill with --column (its assignment columns: {assignments})")
+
+
+def _not_the_identity(column: str | None, identity: str) -> None:
+    """Moodle's grade column is never its identity column (``ID number,ID number``)."""
+    if column is not None and column.strip().casefold() == identity.casefold():
+        raise ExportError(f"--column {column}: that is the identity column the students are matched by; "
+                          f"name the grade column another way (default: the assignment's name)")
 
 
 def _matching_notes(roster: lms.Roster, key: int, matching: lms.Matching) -> list[str]:

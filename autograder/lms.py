@@ -88,12 +88,13 @@ def read_roster(path: Path) -> Roster:
 
 
 def match(roster: Roster, key: int, student_ids: list[str]) -> Matching:
-    """The roster's rows with an id in column ``key``, met with ``student_ids`` (clean text)."""
+    """The roster's rows with an id in column ``key``, met with ``student_ids`` (clean text) exactly:
+    an id with a space or another case is another student's, never matched to this one."""
     matching, seen = Matching(), {}
     wanted = set(student_ids)
     for number, row in enumerate(roster.rows, start=2):
-        student = row[key].strip() if key < len(row) else ""
-        if not student:
+        student = row[key] if key < len(row) else ""  # exactly as written: " bob" is not bob
+        if not student.strip():
             continue
         if student in seen:
             raise RosterError(f"{roster.path}: rows {seen[student]} and {number} both have "

@@ -194,3 +194,34 @@ def test_a_roster_that_matches_no_result_exits_2_and_writes_nothing(folder, tmp_
     assert done.exit_code == 2, done.output
     assert "no result matches a row by its ID column" in done.output and "--match" in done.output
     assert not (tmp_path / "upload.csv").exists()
+
+
+def test_roster_ids_match_exactly_never_another_students_result(tmp_path):
+    """Red team 12: roster ids were stripped and result ids not, so the roster's " bob" got bob's
+    score while " bob"'s own result was left out. Is each matched as written, and the rest named?"""
+    out = results_folder(tmp_path / "results", [result(" bob", (3.0, 2.0)), result("bob", (1.0, 1.0))])
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    roster.write_text(roster.read_text(encoding="utf-8-sig").replace(",ivanov,", ", bob,"), encoding="utf-8")
+    done = export(out, "--format", "canvas", "--roster", roster, "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 0, done.output
+    [row] = [r for r in rows(tmp_path / "upload.csv") if r[:1] == ["Ivanov, Ivan"]]
+    assert row[3] == " bob" and row[7] == "5"
+    assert "results without a row" in done.output and "bob" in done.output
+
+
+@pytest.mark.parametrize("column", ["SIS Login ID", "ID", "Student", "Current Score"])
+def test_canvas_never_overwrites_a_column_that_is_not_an_assignments(folder, tmp_path, column):
+    """Red team 12: --column ID wrote each score over the Canvas ID that imports match by. Refused?"""
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    done = export(folder, "--format", "canvas", "--roster", roster, "--column", column,
+                  "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 2 and "not an assignment column" in done.output
+    assert not (tmp_path / "upload.csv").exists()
+
+
+def test_moodle_never_names_its_grade_column_as_the_identity(folder, tmp_path):
+    roster = moodle_roster(tmp_path / "moodle_export.csv")
+    for args in ([], ["--roster", roster, "--match", "ID number"]):
+        identity = "ID number" if args else "username"
+        done = export(folder, "--format", "moodle", *args, "--column", identity, "--output", tmp_path / "m.csv")
+        assert done.exit_code == 2 and "identity column" in done.output, done.output
