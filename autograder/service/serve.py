@@ -26,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from ..checks.kept_runs import forget_other_versions
 from ..config import ConfigError, parse_config, read_config
 from ..course import COURSE, Course
+from ..gradebook.manual import MARKER as RECORDED_INTO_COURSE
 from ..grading import RunSettings
 from ..pipeline import Batch
 from ..pool import Slots as LocalSlots
@@ -92,6 +93,10 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
         check_sandbox()
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
+    if (options.output / RECORDED_INTO_COURSE).is_file():
+        raise ConfigError(f"--output {options.output}: its results are recorded into an nbgrader course's gradebook "
+                          f"(`autograder grade` on the course), which the service does not write, so the two would "
+                          f"disagree; serve into a folder of its own")
     lock = _lock(options.output / ".service")
     listening = _listen(options.host, options.port)
     batch = Batch(settings, config, config_bytes, course, force=True, results=folder.path)

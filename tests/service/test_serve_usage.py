@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autograder.cli import app
+from autograder.gradebook import remember_course
 from autograder.service.serve import _lock
 
 from .server import make_tokens
@@ -59,3 +60,13 @@ def test_a_second_service_on_one_folder_is_refused(tokens, tmp_path):
     done = serve("--assignment", "attention_scoring", "--output", str(out), "--tokens", str(tokens), "--port", "0")
     assert done.exit_code == 2 and "another `autograder serve` is serving from this folder" in done.output, done.output
     os.close(held)
+
+
+def test_a_folder_recorded_into_an_nbgrader_course_is_refused(tokens, tmp_path):
+    """Red team 12: served on a course's results folder, a resubmission changed grades.csv while
+    the gradebook (formgrader, nbgrader export) kept the old score, with no word. Refused?"""
+    out = tmp_path / "grades"
+    out.mkdir()
+    remember_course(out, tmp_path / "course")
+    done = serve("--assignment", "attention_scoring", "--output", str(out), "--tokens", str(tokens), "--port", "0")
+    assert done.exit_code == 2 and "recorded into an nbgrader course's gradebook" in done.output, done.output
