@@ -151,6 +151,8 @@ class Api:
         row, refused = self._own(request)
         if refused is not None:
             return refused
+        if row.status == "replaced":  # never graded: a newer submission took its place
+            return self.refuse(410, "replaced")
         if row.status != "done":
             return self.refuse(409, "not_graded")
         page = self.service.outputs.kept(row.student_id, row.id, ".html")

@@ -53,6 +53,10 @@ TEXTS: dict[str, tuple[str, str]] = {
                                   "загрузка заняла больше {seconds} с; попробуйте ещё раз"),
     "service.error.not_graded": ("not graded yet: ask again when its status is done",
                                  "ещё не проверено: запросите снова, когда статус станет done"),
+    "service.error.replaced": ("never graded: your newer submission replaced it while it waited; read that one's "
+                               "feedback",
+                               "не проверялась: пока она ждала, её заменила ваша более новая сдача; смотрите "
+                               "отзыв о той"),
     "service.error.internal": ("the service failed on this request; try again, and tell your TA if it keeps failing",
                                "сервис дал сбой на этом запросе; попробуйте ещё раз, а если сбой повторится, "
                                "сообщите ассистенту"),

@@ -199,6 +199,9 @@ def test_a_newer_submission_replaces_the_waiting_one(server):
     assert server.wait_done("s8", first)["status"] == "done"
     assert server.wait_done("s8", third)["status"] == "done"
     assert server.status("s8", second) == {"id": second, "status": "replaced", "result": None}
+    # red team 12: its feedback said "ask again when its status is done", which it never will be
+    answer = server.request("GET", f"/api/submissions/{second}/feedback", server.tokens["s8"])
+    assert (answer.status, answer.json()["error"]) == (410, "replaced")
 
 
 def test_students_are_served_in_turn(server):
