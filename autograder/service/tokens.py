@@ -123,6 +123,9 @@ def _digests(path: Path, rows: list[list[str]]) -> dict[str, bytes]:
         if len(row) != 2 or not row[0] or len(row[1]) < MIN_TOKEN_CHARS:
             raise ConfigError(f"--tokens {path}: line {line}: expected student_id,token with a token of at least "
                               f"{MIN_TOKEN_CHARS} characters (make tokens with `autograder tokens`)")
+        if CONTROL.search(row[0]):  # as `autograder tokens` refuses to write it
+            raise ConfigError(f"--tokens {path}: line {line}: the student id {row[0]!r} holds a control character "
+                              f"(a line break, a tab); no student's folder is named so")
         digest = _digest(row[1])
         if row[0] in digests or digest in tokens:
             what = f"student {row[0]!r}" if row[0] in digests else "a token"

@@ -30,6 +30,8 @@ def test_usage_errors_are_one_line_each(tokens, tmp_path):
     range and an executor that does not exist each give exit 2 and one line naming the fix?"""
     a_file = tmp_path / "file"
     a_file.write_text("x")
+    broken = tmp_path / "broken.csv"  # red team 12: an id with a line break, which `tokens` refuses to write
+    broken.write_text('student_id,token\n"s1\nadmin",' + "t" * 40 + "\n")
     common = ["--assignment", "attention_scoring", "--output", str(tmp_path / "out"), "--tokens", str(tokens)]
     cases = {
         ("--tokens", str(tmp_path / "none.csv")): "cannot read",
@@ -37,6 +39,7 @@ def test_usage_errors_are_one_line_each(tokens, tmp_path):
         ("--output", str(a_file)): "is a file, not a folder",
         ("--port", "70000"): "give a port from 1 to 65535",
         ("--executor", "dask"): "--executor dask: use local",
+        ("--tokens", str(broken)): "holds a control character",
     }
     for args, said in cases.items():
         done = serve(*common, *args)
