@@ -56,7 +56,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "service.error.replaced": ("never graded: your newer submission replaced it while it waited; read that one's "
                                "feedback",
                                "не проверялась: пока она ждала, её заменила ваша более новая сдача; смотрите "
-                               "отзыв о той"),
+                               "разбор работы той сдачи"),
     "service.error.internal": ("the service failed on this request; try again, and tell your TA if it keeps failing",
                                "сервис дал сбой на этом запросе; попробуйте ещё раз, а если сбой повторится, "
                                "сообщите ассистенту"),
