@@ -25,6 +25,7 @@ from .store import MARKER, OutputFolder
 from .totals import Total, total_of
 
 FORMATS = ("csv", "canvas", "moodle")
+ASSIGNMENT_COLUMN = re.compile(r".+ \(\d+\)")  # Canvas's header of an assignment column: Title (id)
 CSV_HEADER = ["student_id", "score", "max_score", "autograded", "manual"]
 CANVAS_MATCH, MOODLE_MATCH = "SIS Login ID", "username"
 NAMED = 20  # ids named in a note before "and N more"
@@ -139,14 +140,14 @@ def _canvas_column(roster: lms.Roster, column: str | None, assignment: str) -> i
     names = [name.strip() for name in roster.header]
     if column is not None:
         index = roster.column(column, "--column")
-        if not re.fullmatch(r".+ \(\d+\)", names[index]):
+        if not ASSIGNMENT_COLUMN.fullmatch(names[index]):
             raise ExportError(f"--column {column}: not an assignment column of {roster.path.name} (those are headed "
                               f"'Title (id)'); its students' names, ids and totals are never overwritten")
         return index
     found = [i for i, name in enumerate(names) if re.fullmatch(rf"{re.escape(assignment)} \(\d+\)", name)]
     if len(found) == 1:
         return found[0]
-    assignments = ", ".join(name for name in names if re.fullmatch(r".+ \(\d+\)", name)) or "none"
+    assignments = ", ".join(name for name in names if ASSIGNMENT_COLUMN.fullmatch(name)) or "none"
     raise ExportError(f"{roster.path}: {'several' if found else 'no'} columns headed '{assignment} (<id>)'; "
                       f"name the one to fill with --column (its assignment columns: {assignments})")
 

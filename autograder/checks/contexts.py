@@ -96,7 +96,7 @@ _SEEN = PerStudent()
 
 def _run(student, task: AttentionTask, device: str, plain: tuple = ()) -> tuple[list[Call], dict | StudentError]:
     """The sequence's calls and the worker's reply (or the error it raised); with ``plain`` (kinds
-    of lengths), each call's lengths in their plain form (``inputs.plain_form``)."""
+    of input), each call's input in its plain form (``inputs.plain_form``)."""
     calls = [dataclasses.replace(c, case=plain_form(c.case, list(plain))) if plain and kinds_of(c.case) else c
              for c in _calls(task)]
 
