@@ -21,7 +21,7 @@ from typing import Annotated, Optional
 import typer
 
 from .console import err, escaped, out, progress, summary
-from .runmarker import carry as carry_run_marker
+from .executors.runmarker import carry as carry_run_marker
 
 app = typer.Typer(add_completion=False, help="Autograder for the D2L attention unit.")
 
@@ -47,7 +47,7 @@ def grade(
                                                         "(default: the cluster running on this machine)")] = None,
 ) -> None:
     """Grade every submission found under PATHS and write the results to OUTPUT."""
-    from .early import launch_early  # first, before the heavy imports below: its zygotes start meanwhile
+    from .executors.early import launch_early  # first, before the heavy imports below: its zygotes start meanwhile
     early = launch_early(paths, assignment, jobs, config, device, student or []) if executor == "local" else None
     from .config import ConfigError
     from .run import Options, prepare
@@ -183,7 +183,7 @@ def release(
 
 
 def main() -> None:
-    carry_run_marker()  # first: the run's processes are found by it (autograder/runmarker.py)
+    carry_run_marker()  # first: the run's processes are found by it (autograder/executors/runmarker.py)
     try:
         app()
     except SystemExit as done:

@@ -107,7 +107,7 @@ def _task_table(run, seconds: float) -> None:
 
 def _scores(run) -> None:
     """The class's mean, autograded and with the written answers' points entered so far."""
-    from .totals import class_lines
+    from .outputs.totals import class_lines
     if run.totals:
         out.print("; ".join(class_lines(run.totals, "en")), markup=False)
 

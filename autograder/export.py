@@ -1,7 +1,7 @@
 """``autograder export DIR --format csv|canvas|moodle --output FILE`` (SPEC §6): a results
 folder's grades, out to a spreadsheet or an LMS.
 
-Every number comes from ``autograder.totals``: ``score`` is the autograded points plus the
+Every number comes from ``autograder.outputs.totals``: ``score`` is the autograded points plus the
 written answers' points where they are known (the nbgrader gradebook DIR's results were
 recorded into, or ``DIR/manual_points.csv`` over it), the autograded part alone while they are
 not. ``csv`` writes ``student_id,score,max_score,autograded,manual`` (``manual`` empty while
@@ -19,10 +19,10 @@ from . import lms
 from .config import ConfigError
 from .files import clean_text, csv_text, write_atomically
 from .gradebook import entered_points
-from .manual_points import Tasks, read_manual_points
+from .outputs.manual_points import Tasks, read_manual_points
 from .results import SubmissionResult
-from .store import MARKER, OutputFolder
-from .totals import Total, total_of
+from .outputs.store import MARKER, OutputFolder
+from .outputs.totals import Total, total_of
 
 FORMATS = ("csv", "canvas", "moodle")
 ASSIGNMENT_COLUMN = re.compile(r".+ \(\d+\)")  # Canvas's header of an assignment column: Title (id)

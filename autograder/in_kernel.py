@@ -13,7 +13,7 @@ import warnings
 from .config import load_config
 from .feedback import Say, TaskView
 from .feedback.plain import task_text
-from .grading import RunSettings, grade_task
+from .grading.task import RunSettings, grade_task
 
 
 @contextlib.contextmanager

@@ -20,19 +20,19 @@ from .course import COURSE, Course
 from .gradebook import CourseError, RecordError, course_root, entered_points, remember_course
 
 if TYPE_CHECKING:
-    from .early import EarlySlots
+    from .executors.early import EarlySlots
     from .gradebook import NbgraderCourse
-from .grading import RunSettings
-from .manual_points import ManualPoints, Tasks, read_manual_points
+from .grading.task import RunSettings
+from .outputs.manual_points import ManualPoints, Tasks, read_manual_points
 from .pages import write_class_report
-from .pipeline import Batch, read_submission
-from .pool import Progress, Stopped, grade_all
+from .grading.pipeline import Batch, read_submission
+from .executors.local import Progress, Stopped, grade_all
 from .results import Issue, SubmissionResult, text
-from .runmarker import RUN_MARKER
+from .executors.runmarker import RUN_MARKER
 from .sandbox import set_up_torch
-from .store import OutputFolder
-from .submissions import Submission, find_submissions, select
-from .totals import Total, total_of
+from .outputs.store import OutputFolder
+from .submissions.find import Submission, find_submissions, select
+from .outputs.totals import Total, total_of
 
 
 @dataclass
@@ -84,7 +84,7 @@ class GradeRun:
             if pending and self.executor == "local":
                 grade_all(self.batch, pending, self.jobs, deliver, on_progress, self.early, _import_drawing)
             elif pending:
-                from .ray_pool import grade_all as on_cluster
+                from .executors.ray import grade_all as on_cluster
                 on_cluster(self.batch, pending, self.jobs, deliver, on_progress)
         except Stopped as stop:
             self.stopped_by = stop.signum
@@ -241,7 +241,7 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
     config = parse_config(config_bytes, config_path, course)
     check_executor(options)
     if options.executor == "ray":  # the cluster's devices and CPUs, not this machine's
-        from .ray_pool import plan
+        from .executors.ray import plan
         settings, jobs = plan(config, options, course)
     else:
         settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)

@@ -14,10 +14,10 @@ from .config import ConfigError
 from .console import escaped
 from .files import from_spreadsheet
 from .gradebook import entered_points
-from .ids import file_stem
-from .manual_points import Tasks, read_manual_points
-from .store import MARKER, OutputFolder
-from .totals import total_of, total_line
+from .submissions.ids import file_stem
+from .outputs.manual_points import Tasks, read_manual_points
+from .outputs.store import MARKER, OutputFolder
+from .outputs.totals import total_of, total_line
 
 
 def show_result(student_id: str, folder: Path, console: Console) -> None:

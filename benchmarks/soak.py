@@ -11,7 +11,7 @@ as in test_tampering), and every ``--every`` finished submissions reads from /pr
 grader's RSS, each grading process's and each zygote's RSS, open descriptors (the grader's,
 and those of the grader's side: the grader, grading processes, bubblewrap, zygotes), files
 under the run's temp folder (its TMPDIR) and under each sandbox's /tmp, and the run's
-processes (found by its run marker, autograder/runmarker.py: the grader's side, and apart
+processes (found by its run marker, autograder/executors/runmarker.py: the grader's side, and apart
 the workers under the zygotes, which come and go).
 Prints a table, writes benchmarks/soak.png (and the samples beside it, soak.json), and
 checks the bound:
@@ -45,7 +45,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from autograder.runmarker import RUN_MARKER, marker_of, processes_of  # noqa: E402
+from autograder.executors.runmarker import RUN_MARKER, marker_of, processes_of  # noqa: E402
 from tests.engine import test_tampering as tampering  # noqa: E402
 from tests.sandbox import test_kernel_state, test_resources, test_zygote  # noqa: E402
 

@@ -26,7 +26,7 @@ LIMIT_MB = 60  # the device machine's working tree travels in 64 MiB, wheels inc
 # What gpu_check.sh runs imports these (the CLI, the worker and zygote, the nbgrader
 # path, the mutation suite's variants, the notebook helpers, the CUDA tests).
 RUNTIME_MODULES = (
-    "autograder.cli", "autograder.pipeline", "autograder.in_kernel", "autograder.sandbox.zygote",
+    "autograder.cli", "autograder.grading.pipeline", "autograder.in_kernel", "autograder.sandbox.zygote",
     "autograder.sandbox.runner", "reference", "matplotlib.pyplot", "pytest", "pytest_timeout",
     "tests.mutants.harness", "tests.mutants.test_mutants", "tests.notebooks.cells", "tests.reference.test_cuda",
     "copydetect",  # imported where the class report is written (autograder/similarity.py)
@@ -42,7 +42,7 @@ CARRIED = {  # distribution -> why it travels
     "hypothesis": "the checks (binary)", "copydetect": "the class report's similar solutions",
     "sortedcontainers": "hypothesis", "attrs": "hypothesis, jsonschema", "tqdm": "the course helpers",
     # notebooks: nbformat and its schema validation
-    "nbformat": "reads notebooks", "ijson": "reading.py streams a notebook's JSON (binary)",
+    "nbformat": "reads notebooks", "ijson": "submissions/reading.py streams a notebook's JSON (binary)",
     "fastjsonschema": "nbformat", "jsonschema": "nbformat",
     "jsonschema-specifications": "jsonschema", "referencing": "jsonschema",
     "rpds-py": "referencing (binary)", "traitlets": "nbformat",
@@ -52,7 +52,7 @@ CARRIED = {  # distribution -> why it travels
     "rfc3986-validator": "jsonschema formats", "uri-template": "jsonschema formats",
     "webcolors": "jsonschema formats",  # (not rfc3987-syntax: autograder/__init__.py refuses it)
     "idna": "jsonschema formats",
-    # (nbgrader's stack no longer travels: assemble.py computes nbgrader's checksum itself)
+    # (nbgrader's stack no longer travels: grading/assemble.py computes nbgrader's checksum itself)
     "setuptools": "its distutils .pth file, loaded at every start-up",
     # the CUDA tests
     "pytest": "pytest -m cuda", "pluggy": "pytest", "iniconfig": "pytest", "packaging": "pytest",

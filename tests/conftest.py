@@ -6,7 +6,7 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, settings
 
-from autograder.runmarker import RUN_MARKER
+from autograder.executors.runmarker import RUN_MARKER
 
 # Every grader the tests start inherits this run marker (a test may add to it, never drop
 # it): the session's last check finds what they left by it, and by descent, not by name.

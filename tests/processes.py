@@ -1,11 +1,11 @@
-"""The processes of a grading run, for tests: found by the run marker (autograder/runmarker.py),
+"""The processes of a grading run, for tests: found by the run marker (autograder/executors/runmarker.py),
 never by name, and waited for until they are gone."""
 import os
 import signal
 import time
 from pathlib import Path
 
-from autograder.runmarker import processes_of
+from autograder.executors.runmarker import processes_of
 
 
 def start_time(pid: int) -> int | None:

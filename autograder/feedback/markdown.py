@@ -2,7 +2,7 @@
 decides nothing. Words are escaped and code is set in spans and fences (``..markdown``), so
 no text from a submission can format anything.
 """
-from ..markdown import fenced, inline_code, words
+from .escape import fenced, inline_code, words
 from ..texts.say import Prose
 from .view import FAILED, NOT_JUDGED, PASSED, CheckLine, Code, FeedbackView, Failure, Issues, Row, TaskView
 

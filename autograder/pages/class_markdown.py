@@ -7,11 +7,11 @@ from statistics import mean
 
 from .. import texts
 from ..files import visible
-from ..markdown import code, fenced, md
+from ..feedback.escape import code, fenced, md
 from ..results import Finding, text
 from .class_stats import ClassStats, Rate, bin_width, by_task
-from ..similarity import FLAG
-from ..totals import total_line
+from .similarity import FLAG
+from ..outputs.totals import total_line
 from .markup import number
 
 SIMILARITY_CSV, UNEXPLAINED_CSV = "similarity.csv", "unexplained.csv"

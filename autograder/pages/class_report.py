@@ -14,8 +14,8 @@ from .. import texts
 from ..course import COURSE, Course
 from ..files import csv_text
 from ..results import SubmissionResult, text
-from ..totals import total_line
-from ..similarity import Pair, discounted_code, kept_cells, similar_pairs
+from ..outputs.totals import total_line
+from .similarity import Pair, discounted_code, kept_cells, similar_pairs
 from . import class_markdown, class_sections
 from .class_markdown import SIMILARITY_CSV, UNEXPLAINED_CSV, phases_text, summary_texts
 from .class_stats import ClassStats, Rate, bin_width, by_task, summarise

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from ..files import visible
 from ..results import Finding, text
-from ..similarity import FLAG, Pair
+from .similarity import FLAG, Pair
 from .class_markdown import LISTED_PAIRS, SIMILARITY_CSV, UNEXPLAINED_CSV
 from .class_stats import ClassStats
 from .markup import code_block, esc, ident, number, say, table

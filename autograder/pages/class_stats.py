@@ -3,15 +3,15 @@
 Every share is over all the batch's submissions: a submission that could not be read, or in
 which a check did not run, counts as not passing it (nothing is left out of a denominator).
 A mistake counts each student once, however many checks named it for them. A written answer
-counts as entered for a student once the TA's points for it are known (``autograder.totals``).
+counts as entered for a student once the TA's points for it are known (``autograder.outputs.totals``).
 """
 from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import mean, median
 
 from ..results import SubmissionResult
-from ..similarity import Pair
-from ..totals import Total, total_of
+from .similarity import Pair
+from ..outputs.totals import Total, total_of
 from .unexplained import Group, unexplained_groups
 
 SLOWEST_CHECKS = 10

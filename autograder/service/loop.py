@@ -12,10 +12,10 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Protocol
 
-from ..pipeline import Batch
-from ..pool import ATTEMPTS, failed_result
+from ..grading.pipeline import Batch
+from ..executors.local import ATTEMPTS, failed_result
 from ..results import SubmissionResult
-from ..submissions import Submission
+from ..submissions.find import Submission
 from .intake import Uploads
 from .log import log, printable
 from .outputs import Outputs

@@ -15,11 +15,11 @@ from pydantic import ValidationError
 
 from ..config import ConfigError
 from ..gradebook import CourseError, entered_points
-from ..grading import RunSettings
-from ..manual_points import Tasks, read_manual_points
+from ..grading.task import RunSettings
+from ..outputs.manual_points import Tasks, read_manual_points
 from ..pages import write_class_report
 from ..results import SubmissionResult
-from ..store import OutputFolder
+from ..outputs.store import OutputFolder
 from .log import log
 
 REPORT_EVERY_S = 60.0  # the class report is drawn at most this often while results come in

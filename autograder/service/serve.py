@@ -26,14 +26,14 @@ from starlette.concurrency import run_in_threadpool
 from ..checks.kept_runs import forget_other_versions
 from ..config import ConfigError, parse_config, read_config
 from ..course import COURSE, Course
-from ..gradebook.manual import MARKER as RECORDED_INTO_COURSE
-from ..grading import RunSettings
-from ..pipeline import Batch
-from ..pool import Slots as LocalSlots
+from ..gradebook.written_points import MARKER as RECORDED_INTO_COURSE
+from ..grading.task import RunSettings
+from ..grading.pipeline import Batch
+from ..executors.local import Slots as LocalSlots
 from ..run import check_executor, check_sandbox, resolve_jobs
-from ..runmarker import RUN_MARKER
+from ..executors.runmarker import RUN_MARKER
 from ..sandbox import set_up_torch
-from ..store import OutputFolder
+from ..outputs.store import OutputFolder
 from . import log as logs
 from .app import Service, make_app
 from .http import RequestsInTime
@@ -85,7 +85,7 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     check_executor(options)
     tokens = Tokens.load(options.tokens)
     if options.executor == "ray":  # the cluster's devices and CPUs; each node's slots check their sandbox
-        from ..ray_pool import plan
+        from ..executors.ray import plan
         settings, jobs = plan(config, options, course)
     else:
         settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
@@ -187,7 +187,7 @@ def _lifespan(service: Service, slots: Slots, where: str):
 
 def _slots(prepared: Prepared) -> Slots:
     if prepared.executor == "ray":
-        from ..ray_slots import Slots as RaySlots
+        from ..executors.ray_slots import Slots as RaySlots
         return RaySlots(prepared.batch, prepared.jobs)
     return LocalSlots(prepared.batch, prepared.jobs)
 

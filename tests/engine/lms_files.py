@@ -13,7 +13,7 @@ downloaded from this course``.
 from pathlib import Path
 
 from autograder.results import CheckResult, Issue, SubmissionResult, TaskResult, text
-from autograder.store import OutputFolder
+from autograder.outputs.store import OutputFolder
 
 ASSIGNMENT = "attention_scoring"
 FORMULA_ID = "=HYPERLINK(\"http://evil\",\"x\")"

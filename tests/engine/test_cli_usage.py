@@ -88,7 +88,7 @@ def test_yaml_syntax_error_names_the_line(tmp_path):
 
 def test_a_folder_named_like_a_notebook_is_a_folder(tmp_path):
     """Is `x.ipynb/` searched as a folder, not graded as one student's notebook?"""
-    from autograder.submissions import find_submissions
+    from autograder.submissions.find import find_submissions
     folder = tmp_path / "x.ipynb"
     folder.mkdir()
     shutil.copy(CORRECT, folder / "ivanov.ipynb")
@@ -98,7 +98,7 @@ def test_a_folder_named_like_a_notebook_is_a_folder(tmp_path):
 
 def test_nbgrader_paths_give_the_folder_id(tmp_path):
     """Do submitted/<id>, submitted/<id>/<a> and the notebook inside all name the student <id>?"""
-    from autograder.submissions import find_submissions, select
+    from autograder.submissions.find import find_submissions, select
     notebook = tmp_path / "submitted" / "ivanov" / "attention_scoring" / "attention_scoring.ipynb"
     notebook.parent.mkdir(parents=True)
     shutil.copy(CORRECT, notebook)
@@ -114,7 +114,7 @@ def test_nbgrader_paths_give_the_folder_id(tmp_path):
 def test_links_and_special_files_are_refused_without_reading_them(tmp_path):
     """Is a symbolic link (to the TA's notebook, another student's, /etc/shadow) an error for
     that student, with nothing read through it?"""
-    from autograder.submissions import find_submissions
+    from autograder.submissions.find import find_submissions
     shutil.copy(CORRECT, tmp_path / "honest.ipynb")
     (tmp_path / "copier.ipynb").symlink_to(tmp_path / "honest.ipynb")
     (tmp_path / "ta.ipynb").symlink_to(REPO / "assignments" / "attention_scoring" / "attention_scoring.ipynb")
@@ -130,7 +130,7 @@ def test_a_broken_book_is_the_courses_error_before_grading(tmp_path):
     """Does a reference/book.py that raises stop the run (exit 2) instead of failing every student?"""
     from autograder.config import ConfigError, load_config
     from autograder.course import Course
-    from autograder.grading import RunSettings
+    from autograder.grading.task import RunSettings
     (tmp_path / "reference").mkdir()
     (tmp_path / "reference" / "book.py").write_text("undefined_name\n")
     with pytest.raises(ConfigError, match="book.py: the book's code raises NameError"):

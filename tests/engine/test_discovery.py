@@ -10,8 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from autograder.config import ConfigError
-from autograder.ids import file_stem, student_id
-from autograder.submissions import find_submissions
+from autograder.submissions.ids import file_stem, student_id
+from autograder.submissions.find import find_submissions
 
 REPO = Path(__file__).resolve().parents[2]
 UNTOUCHED = REPO / "examples" / "attention_scoring" / "untouched.ipynb"

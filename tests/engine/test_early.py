@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.early import launch_early
-from autograder.runmarker import RUN_MARKER
+from autograder.executors.early import launch_early
+from autograder.executors.runmarker import RUN_MARKER
 
 from ..processes import left_after, parent, snapshot
 

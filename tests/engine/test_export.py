@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autograder.cli import app
-from autograder.store import MARKER
+from autograder.outputs.store import MARKER
 
 from .lms_files import (ASSIGNMENT, CANVAS_HEADER, COMMA_ID, FORMULA_ID, MOODLE_EXPORT, canvas_roster,
                         class_results, moodle_roster, result, results_folder)

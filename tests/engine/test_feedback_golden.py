@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.config import load_config
-from autograder.grading import RunSettings, grade_task
+from autograder.grading.task import RunSettings, grade_task
 from autograder.feedback import Say, TaskView
 from autograder.feedback.plain import task_text
 from autograder.sandbox.proxy import local_student

@@ -11,7 +11,7 @@ import nbformat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.assemble import CellPlan, assemble, read_notebook
+from autograder.grading.assemble import CellPlan, assemble, read_notebook
 from autograder.sandbox import protocol
 
 REPO = Path(__file__).resolve().parents[2]

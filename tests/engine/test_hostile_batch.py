@@ -22,7 +22,7 @@ from tests.sandbox.test_kernel_state import LOOK, PLANT
 from tests.sandbox.test_resources import BUSY_CHILDREN
 from tests.sandbox.test_zygote import POISON
 
-from autograder.ids import file_stem
+from autograder.submissions.ids import file_stem
 
 from .test_tampering import CASES, append_cell, edited
 

@@ -10,9 +10,9 @@ import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from autograder import ipython_syntax
-from autograder.assemble import CellPlan, assemble, read_notebook
-from autograder.ipython_syntax import STAND_INS, PlainPython, transformed
+from autograder.grading import ipython_syntax
+from autograder.grading.assemble import CellPlan, assemble, read_notebook
+from autograder.grading.ipython_syntax import STAND_INS, PlainPython, transformed
 from tests.engine.test_grade_cli import grade, load, task_scores
 
 REPO = Path(__file__).resolve().parents[2]

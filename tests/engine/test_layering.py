@@ -25,7 +25,7 @@ def imports(path: Path) -> set[str]:
 def test_sandbox_imports_no_check_and_no_reference(path):
     """Could the worker's code pull a check or the reference into the student's process?"""
     bad = {name for name in imports(path)
-           if name.startswith(("reference", "autograder.checks", "autograder.grading", "autograder.config"))}
+           if name.startswith(("reference", "autograder.checks", "autograder.grading.task", "autograder.config"))}
     assert bad == set()
 
 
@@ -34,8 +34,8 @@ def test_feedback_imports_no_torch(path):
     assert not {name for name in imports(path) if name.startswith("torch")}
 
 
-TORCH_FREE = ["autograder.results", "autograder.texts", "autograder.feedback", "autograder.store",
-              "autograder.pages", "autograder.gradebook", "autograder.submissions", "autograder.course",
+TORCH_FREE = ["autograder.results", "autograder.texts", "autograder.feedback", "autograder.outputs.store",
+              "autograder.pages", "autograder.gradebook", "autograder.submissions.find", "autograder.course",
               "autograder.config"]
 
 
@@ -70,7 +70,7 @@ def test_a_run_imports_nbgrader_only_for_a_course():
     looking for a course still find one?"""
     import subprocess
     import sys
-    probe = ("import sys, autograder.run, autograder.pipeline, autograder.session\n"
+    probe = ("import sys, autograder.run, autograder.grading.pipeline, autograder.grading.session\n"
              "from autograder.gradebook import course_root\n"
              "print(any(m.startswith('nbgrader') for m in sys.modules), course_root(['examples']))\n"
              "from autograder.gradebook import NbgraderCourse\n"

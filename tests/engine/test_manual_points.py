@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from autograder.cli import app
-from autograder.manual_points import ManualPointsError, Tasks, read_manual_points
-from autograder.store import OutputFolder
+from autograder.outputs.manual_points import ManualPointsError, Tasks, read_manual_points
+from autograder.outputs.store import OutputFolder
 
 from .lms_files import ASSIGNMENT, FORMULA_ID, class_results, result, results_folder
 from .test_cli_usage import CORRECT

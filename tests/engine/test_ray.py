@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from autograder.course import Course
-from autograder.ray_pool import code_digest
+from autograder.executors.ray import code_digest
 from autograder.run import Options, prepare
-from autograder.runmarker import RUN_MARKER, processes_of
+from autograder.executors.runmarker import RUN_MARKER, processes_of
 from tests.processes import left_after, snapshot
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.assemble import CellPlan, assemble, read_notebook
-from autograder.reading import MAX_DEPTH, STREAM_FACTOR, NotJSON, TooLarge, _prefixed, read_kept
+from autograder.grading.assemble import CellPlan, assemble, read_notebook
+from autograder.submissions.reading import MAX_DEPTH, STREAM_FACTOR, NotJSON, TooLarge, _prefixed, read_kept
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [*sorted((REPO / "examples").glob("*/*.ipynb")), *sorted((REPO / "assignments").glob("*/*.ipynb"))]
@@ -121,7 +121,7 @@ def test_our_checksum_is_nbgraders_own(path):
     an untouched locked cell of an older release is not called edited?"""
     from nbgrader.utils import compute_checksum
 
-    from autograder.assemble import nbgrader_checksum, nbgrader_meta
+    from autograder.grading.assemble import nbgrader_checksum, nbgrader_meta
     cells = [c for c in nbformat.read(path, as_version=4).cells if nbgrader_meta(c).get("grade_id")]
     assert cells
     for cell in cells:
@@ -159,7 +159,7 @@ def test_a_deeply_nested_notebook_is_invalid_in_bounded_memory_and_time(depth, k
     allowed 1.5 GB."""
     code = ("import io, resource, sys\n"
             "resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))\n"
-            "from autograder.reading import NotJSON, read_kept\n"
+            "from autograder.submissions.reading import NotJSON, read_kept\n"
             "try:\n"
             "    read_kept(io.BytesIO(sys.stdin.buffer.read()), 20 << 20)\n"
             "except NotJSON as why:\n"

@@ -8,10 +8,10 @@ import pytest
 
 from autograder.feedback import FeedbackView, Say
 from autograder.feedback.markdown import feedback_markdown
-from autograder.markdown import fenced
+from autograder.feedback.escape import fenced
 from autograder.results import (CheckResult, Finding, Heatmap, Issue, SubmissionResult, TaskResult, message_text,
                                 text)
-from autograder.store import OutputFolder, clean_text, file_stem
+from autograder.outputs.store import OutputFolder, clean_text, file_stem
 
 SPEC_EXAMPLE = {"student_id": "s1", "assignment": "attention_scoring",
                 "score": 7.0, "max_score": 10.0,

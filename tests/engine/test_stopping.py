@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.runmarker import RUN_MARKER, marker_of
+from autograder.executors.runmarker import RUN_MARKER, marker_of
 from tests.processes import left_after, parent, snapshot
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from autograder.checks import TASKS
-from autograder.runmarker import RUN_MARKER
+from autograder.executors.runmarker import RUN_MARKER
 from tests.processes import left_after, snapshot
 
 REPO = Path(__file__).resolve().parents[2]

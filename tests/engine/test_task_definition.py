@@ -107,8 +107,8 @@ def test_a_forged_settle_reply_only_ever_warns_of_known_names_and_cells(reply):
     """Does a worker's forged reply (not a list, unhashable items, unknown names or cells, a flood)
     never raise and never warn of anything but a known task name in a known cell, once?"""
     from autograder.config import load_config
-    from autograder.grading import RunSettings
-    from autograder.session import Session
+    from autograder.grading.task import RunSettings
+    from autograder.grading.session import Session
     sandbox = SimpleNamespace(limits=SimpleNamespace(own_cells_s=60))  # only what the constructor reads
     session = Session(sandbox, RunSettings.resolve(load_config(), "attention_scoring"),
                       [("masked_softmax", ""), ("#3", "")], deadline=0.0, output_limit=1024)

@@ -9,7 +9,7 @@ from rich.console import Console
 from autograder.console import shown
 from autograder.results import Issue, SubmissionResult, TaskResult
 from autograder.show import show_result
-from autograder.store import OutputFolder
+from autograder.outputs.store import OutputFolder
 
 HOSTILE = "eve\x1b[2K\x1b]0;pwned\x07\rfake\nalice: autograded 13/13\x9b"
 
@@ -35,7 +35,7 @@ def test_show_prints_no_control_character_of_the_result(tmp_path):
 
 
 def test_markdown_written_for_the_student_and_the_ta_holds_no_control_character():
-    from autograder.markdown import fenced, inline_code, md, words
+    from autograder.feedback.escape import fenced, inline_code, md, words
     for text in (md(HOSTILE), words(HOSTILE), inline_code(HOSTILE), *fenced(HOSTILE)):
         assert not any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in text), repr(text)
 
@@ -46,7 +46,7 @@ REORDERING = "ok \u2066\u202e evil \u200b\u200f\u061c\ufeff"  # red team 10: U+2
 def test_direction_and_zero_width_characters_are_written_out_too():
     """Does a message's direction override or zero-width character reach a terminal, a Markdown
     file or an HTML page only written out?"""
-    from autograder.markdown import fenced, md
+    from autograder.feedback.escape import fenced, md
     from autograder.pages.markup import esc
     written = "ok \\u2066\\u202e evil \\u200b\\u200f\\u061c\\ufeff"
     assert shown(REORDERING) == written == esc(REORDERING)

@@ -19,7 +19,7 @@ from torch import nn
 import reference.book
 
 from autograder.config import load_config
-from autograder.grading import RunSettings, grade_task
+from autograder.grading.task import RunSettings, grade_task
 from autograder.feedback import Say
 from autograder.feedback.plain import check_message
 from autograder.results import CheckResult, TaskResult

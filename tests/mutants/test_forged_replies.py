@@ -4,7 +4,7 @@ their worker's failure; it never becomes the grader's error, and a malformed one
 import pytest
 import torch
 
-from autograder.grading import grade_task
+from autograder.grading.task import grade_task
 from autograder.sandbox.proxy import Student, local_student
 from autograder.sandbox.runner import Runner
 

@@ -5,7 +5,7 @@ never the grader."""
 import pytest
 import torch
 
-from autograder.grading import grade_task
+from autograder.grading.task import grade_task
 from autograder.sandbox.proxy import Student, local_student
 from autograder.sandbox.runner import Runner
 

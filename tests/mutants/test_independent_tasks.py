@@ -4,7 +4,7 @@ not those of every task whose code calls that name (red team: a typo in masked_s
 0/13 where the untouched stub scored 10/13)."""
 import pytest
 
-from autograder.grading import grade_task
+from autograder.grading.task import grade_task
 from autograder.sandbox.proxy import local_student
 from autograder.sandbox.runner import Runner
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from autograder.grading import grade_task
+from autograder.grading.task import grade_task
 from autograder.sandbox.proxy import local_student
 from autograder.sandbox.runner import Runner
 

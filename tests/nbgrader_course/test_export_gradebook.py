@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from autograder.cli import app
 from autograder.gradebook import NbgraderCourse, remember_course
-from autograder.ids import student_id
-from autograder.store import OutputFolder
+from autograder.submissions.ids import student_id
+from autograder.outputs.store import OutputFolder
 
 from .course import ASSIGNMENT, MANUAL_TASK
 from .test_record import NOTEBOOK_ID, course, hand_in, result  # noqa: F401 - course is a fixture

@@ -121,7 +121,7 @@ def test_grading_skips_only_cells_that_define_nothing_a_solution_uses(assignment
     """Grading does not run the visible checks and demonstrations (assemble.for_the_student): is
     every locked cell below the first solution one of them, and does every one of them define no
     name that a later cell of the notebook (a solution's skeleton, a set-up cell) reads?"""
-    from autograder.assemble import for_the_student
+    from autograder.grading.assemble import for_the_student
     cells = [c for c in read(source_path(assignment)).cells if c.cell_type == "code"]
     first_solution = next(i for i, c in enumerate(cells) if nbgrader(c).get("solution"))
     skipped = [c for c in cells if for_the_student(nbgrader(c).get("grade_id", ""))]

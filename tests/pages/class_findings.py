@@ -23,7 +23,7 @@ import nbformat
 import reference.book
 from autograder.course import COURSE
 from autograder.results import SubmissionResult
-from autograder.store import OutputFolder
+from autograder.outputs.store import OutputFolder
 from tests.mutants.harness import Mutant, grade
 from tests.mutants.variants_softmax import MUTANTS as SOFTMAX
 

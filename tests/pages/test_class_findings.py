@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from autograder.pages import write_class_report
-from autograder.similarity import FLAG
-from autograder.store import OutputFolder
+from autograder.pages.similarity import FLAG
+from autograder.outputs.store import OutputFolder
 from autograder.texts import render
 from autograder.results import text
 
@@ -126,7 +126,7 @@ def test_the_new_sections_render_in_chromium(graded, browser, tmp_path, width):
 def test_a_student_alone_in_a_task_is_not_fingerprinted():
     """No pair without a second student: the task's cell is not fingerprinted, nor the
     discounted code it would be measured against (a class of one is graded seconds sooner)."""
-    from autograder import similarity
+    from autograder.pages import similarity
     similarity._boilerplate.cache_clear()
     cell = "class DotProductAttention(nn.Module):\n    pass\n" * 20
     assert similarity.similar_pairs({"ann": {"dot_product_attention": cell}}, "x = 1\n") == []
@@ -174,9 +174,9 @@ def test_a_task_whose_cell_did_not_run_is_no_unexplained_mistake():
 def test_a_copy_behind_pages_of_comments_is_still_compared():
     """Red team 4: a copy after 64 KiB of comment lines was cut away before the similarity saw
     it. Are the comment lines dropped before the cut, and the pair found?"""
-    from autograder import similarity
-    from autograder.assemble import CellPlan
-    from autograder.pipeline import MAX_SOLUTION_CHARS, solution_cells
+    from autograder.pages import similarity
+    from autograder.grading.assemble import CellPlan
+    from autograder.grading.pipeline import MAX_SOLUTION_CHARS, solution_cells
     code = "".join(f"def step_{i}(x, w):\n    y = torch.tanh(x @ w + {i})\n    return y.sum(-1) * {i}\n"
                    for i in range(12))
     padded = "# nothing to see here, just notes\n" * (MAX_SOLUTION_CHARS // 20) + code

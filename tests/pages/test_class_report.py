@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.files import visible
-from autograder.ids import student_id
+from autograder.submissions.ids import student_id
 from autograder.pages import write_class_report
 from autograder.pages.class_stats import summarise
 from autograder.pages.markup import say
@@ -153,7 +153,7 @@ def test_a_hostile_cell_and_id_stay_text_in_the_similar_solutions(browser, tmp_p
     """Do two students who hand in one cell full of markup (and one of them a hostile id) get a
     pair whose code and names are shown as text, with no script, and CSV cells that are no
     formula?"""
-    from autograder import solutions
+    from autograder.outputs import solutions
     cell = ("def masked_softmax(X, valid_lens):\n    # </code></pre><script>alert(1)</script>\n"
             "    note = '<img src=x onerror=alert(2)> ``` | **x**'\n"
             "    weights = torch.softmax(X.masked_fill(torch.arange(X.shape[-1]) >= 3, -7.0), dim=-1)\n"

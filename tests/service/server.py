@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.runmarker import RUN_MARKER
+from autograder.executors.runmarker import RUN_MARKER
 from tests.processes import left_after, snapshot
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,14 +5,14 @@ import time
 from concurrent.futures import Future
 
 from autograder.config import load_config
-from autograder.grading import RunSettings
-from autograder.pipeline import Batch
-from autograder.pool import ATTEMPTS
+from autograder.grading.task import RunSettings
+from autograder.grading.pipeline import Batch
+from autograder.executors.local import ATTEMPTS
 from autograder.service.intake import Uploads
 from autograder.service.loop import GradingLoop
 from autograder.service.outputs import Outputs
 from autograder.service.queue import Queue
-from autograder.store import OutputFolder
+from autograder.outputs.store import OutputFolder
 
 
 class RefusingSlots:
@@ -64,7 +64,7 @@ class InstantSlots:
         pass
 
     def submit(self, submission) -> Future:
-        from autograder.pipeline import empty_result
+        from autograder.grading.pipeline import empty_result
         future = Future()
         future.set_result(empty_result(self.batch, submission))
         return future
@@ -108,8 +108,8 @@ def test_the_services_grades_and_report_carry_the_written_answers_points(tmp_pat
     the points of manual_points.csv (the export still had them). Read at each writing?"""
     import csv
 
-    from autograder.pipeline import empty_result
-    from autograder.submissions import Submission
+    from autograder.grading.pipeline import empty_result
+    from autograder.submissions.find import Submission
     config = load_config()
     settings = RunSettings.resolve(config, "attention_scoring", None, "cpu")
     batch = Batch(settings, config, b"", force=True)

@@ -28,7 +28,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from .course import COURSE, HELPER_MODULES, HELPER_PACKAGE, Course
+from ..course import COURSE, HELPER_MODULES, HELPER_PACKAGE, Course
 
 HELPER_ZIP = f"{HELPER_PACKAGE}.zip"
 STUDENT_README = Path(__file__).with_name("student_readme.md")

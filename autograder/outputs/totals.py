@@ -10,10 +10,10 @@ written answer not yet entered says so.
 from dataclasses import dataclass
 from statistics import mean
 
-from . import texts
-from .files import clean_text
-from .results import SubmissionResult, text
-from .texts import number
+from .. import texts
+from ..files import clean_text
+from ..results import SubmissionResult, text
+from ..texts import number
 
 
 @dataclass(frozen=True)

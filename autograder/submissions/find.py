@@ -21,12 +21,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import ConfigError
-from .files import from_spreadsheet
+from ..config import ConfigError
+from ..files import from_spreadsheet
 from .folder_tree import (ARCHIVE, DEEP, HIDDEN, LINKED, MAX_DEPTH, SUFFIX, is_archive, is_notebook, listing,
                           regular, scan, unreadable)
 from .ids import student_id
-from .results import Issue, Text, text
+from ..results import Issue, Text, text
 
 NBGRADER_FOLDERS = frozenset({"submitted", "source", "release", "autograded", "feedback"})
 

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import AssignmentConfig, ConfigError
-from .files import clean_text, from_spreadsheet
-from .results import SubmissionResult
+from ..config import AssignmentConfig, ConfigError
+from ..files import clean_text, from_spreadsheet
+from ..results import SubmissionResult
 
 FILE = "manual_points.csv"
 HEADER = ("student_id", "task", "points")

@@ -24,13 +24,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from .config import ConfigError, GraderConfig
-from .course import Course
-from .grading import RunSettings
-from .pipeline import Batch, grade_submission, grader_version, read_submission
-from .pool import ATTEMPTS, StopSignals, Stopped, failed_result
-from .results import SubmissionResult
-from .submissions import Submission
+from ..config import ConfigError, GraderConfig
+from ..course import Course
+from ..grading.task import RunSettings
+from ..grading.pipeline import Batch, grade_submission, grader_version, read_submission
+from .local import ATTEMPTS, StopSignals, Stopped, failed_result
+from ..results import SubmissionResult
+from ..submissions.find import Submission
 
 SLOT_START_TIMEOUT_S = 600.0  # a slot imports torch and starts a zygote; a busy node is slow
 CONNECT_TIMEOUT_S = 5.0
@@ -123,9 +123,9 @@ class Slot:
     ``Sandbox``, started from the thread that runs every call (bubblewrap dies with it)."""
 
     def __init__(self, batch: Batch, digest: str):
-        from .course import COURSE
-        from .sandbox import set_up_torch
-        from .sandbox.sandbox import Sandbox
+        from ..course import COURSE
+        from ..sandbox import set_up_torch
+        from ..sandbox.sandbox import Sandbox
         set_up_torch()
         self.host = socket.gethostname()
         mine = code_digest(COURSE, batch.settings.assignment)

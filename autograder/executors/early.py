@@ -15,11 +15,11 @@ from pathlib import Path
 
 import yaml
 
-from .course import COURSE, Course
-from .sandbox.confine import gpu_nodes
-from .sandbox.limits import Limits
-from .sandbox.preflight import check_available
-from .sandbox.sandbox import Sandbox
+from ..course import COURSE, Course
+from ..sandbox.confine import gpu_nodes
+from ..sandbox.limits import Limits
+from ..sandbox.preflight import check_available
+from ..sandbox.sandbox import Sandbox
 
 
 @dataclass
@@ -70,6 +70,6 @@ def slot_cpus(slot: int) -> set[int]:
 
 
 def _notebooks(paths: list[Path], assignment: str, notebook: str, students: list[str]) -> int:
-    from .submissions import find_submissions
+    from ..submissions.find import find_submissions
     found = find_submissions(paths, assignment, notebook).submissions
     return len([s for s in found if not students or s.student_id in students])

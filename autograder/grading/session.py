@@ -10,11 +10,11 @@ submission, across every worker it needed.
 import time
 from collections.abc import Callable
 
-from .checks import TASKS
-from .checks.core import lost_reason
-from .grading import RunSettings, grade_task
-from .results import Issue, TaskResult, message_text, text
-from .sandbox.proxy import Student, WorkerLost
+from ..checks import TASKS
+from ..checks.core import lost_reason
+from .task import RunSettings, grade_task
+from ..results import Issue, TaskResult, message_text, text
+from ..sandbox.proxy import Student, WorkerLost
 
 MAX_OWN_CRASHES = 20
 

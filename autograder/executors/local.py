@@ -22,12 +22,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
-from .checks.kept_runs import keep_runs_in
+from ..checks.kept_runs import keep_runs_in
 from .early import slot_cpus
-from .pipeline import Batch, empty_result, grade_submission
-from .results import Issue, SubmissionResult, text
-from .sandbox import set_up_torch
-from .submissions import Submission
+from ..grading.pipeline import Batch, empty_result, grade_submission
+from ..results import Issue, SubmissionResult, text
+from ..sandbox import set_up_torch
+from ..submissions.find import Submission
 
 if TYPE_CHECKING:
     from .early import EarlySlots
@@ -218,7 +218,7 @@ def _start_slot(batch: Batch, counter, parent: int, events, launched: list) -> N
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     set_up_torch()
-    from .sandbox.sandbox import Sandbox  # noqa: PLC0415 - only grading processes need it
+    from ..sandbox.sandbox import Sandbox  # noqa: PLC0415 - only grading processes need it
     with counter.get_lock():
         slot, counter.value = counter.value, counter.value + 1
     _pin(slot)

@@ -7,7 +7,7 @@ that course's gradebook later, through nbgrader's own API, without being told wh
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..ids import student_id
+from ..submissions.ids import student_id
 from .where import CourseError
 
 MARKER = ".nbgrader-course"
@@ -28,7 +28,7 @@ def recorded_points(folder: Path, assignment: str, tasks: Iterable[str]) -> dict
     if not (root / "nbgrader_config.py").is_file() and not (root / "gradebook.db").is_file():
         raise CourseError(f"{marker}: the results were recorded into the nbgrader course {root}, "
                           f"which is not there any more; {hint}")
-    from .course import NbgraderCourse  # nbgrader's import takes seconds: only for a course
+    from .nbgrader_course import NbgraderCourse  # nbgrader's import takes seconds: only for a course
     try:
         return NbgraderCourse(root).manual_scores(assignment, tasks)
     except CourseError as error:

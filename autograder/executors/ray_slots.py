@@ -11,9 +11,9 @@ import queue
 import sys
 from concurrent.futures import Future
 
-from .pipeline import Batch, grade_submission, read_submission
-from .ray_pool import SLOT_START_TIMEOUT_S, _connect, _gist, _slot_class, code_digest
-from .submissions import Submission
+from ..grading.pipeline import Batch, grade_submission, read_submission
+from .ray import SLOT_START_TIMEOUT_S, _connect, _gist, _slot_class, code_digest
+from ..submissions.find import Submission
 
 
 class Slots:

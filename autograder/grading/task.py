@@ -3,12 +3,12 @@ import contextlib
 import zlib
 from dataclasses import dataclass, field
 
-from .checks import TASKS, book_without, names_to_bind
-from .checks.core import Context, PerStudent, run_check
-from .config import AssignmentConfig, ConfigError, GraderConfig
-from .course import BOOK_CONTEXT, COURSE, Course
-from .results import CheckResult, Finding, Issue, TaskResult, text
-from .sandbox.proxy import Student, StudentError
+from ..checks import TASKS, book_without, names_to_bind
+from ..checks.core import Context, PerStudent, run_check
+from ..config import AssignmentConfig, ConfigError, GraderConfig
+from ..course import BOOK_CONTEXT, COURSE, Course
+from ..results import CheckResult, Finding, Issue, TaskResult, text
+from ..sandbox.proxy import Student, StudentError
 
 
 @dataclass(frozen=True)

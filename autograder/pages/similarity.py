@@ -14,7 +14,7 @@ Renamed variables do not change the tokens; reordered lines keep their k-grams.
 A pair's similarity is copydetect's: the share of a cell's (non-boilerplate) tokens that
 the other cell has too, the larger of the two shares, so a copy padded with code of its own
 still scores what was copied. Everything runs locally, from the cells the store kept
-(``autograder.solutions``), with the k-grams hashed the same way in every process
+(``autograder.outputs.solutions``), with the k-grams hashed the same way in every process
 (``_copydetect``), so a class gets the same similarities on every run.
 """
 import functools
@@ -28,8 +28,8 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from . import solutions
-from .course import Course
+from ..outputs import solutions
+from ..course import Course
 
 K = 15                 # characters of filtered code per k-gram
 WINDOW = 4             # winnowing window: a shared run of K + WINDOW - 1 characters is always seen

@@ -10,7 +10,7 @@ student shows under another's id.
 """
 import re
 
-from .files import visible, written_out
+from ..files import visible, written_out
 
 # ( ) and ! only matter after [ ], which are escaped; no line starts with escaped text, so
 # the line-start markers (#, -, +, 1.) need nothing more than # escaped.

@@ -15,9 +15,9 @@ import torch
 
 from reference.attention import masked_softmax as reference_softmax
 
-from .checks.softmax import MISTAKES
-from .results import text
-from .texts import LANGUAGES, render
+from ..checks.softmax import MISTAKES
+from ..results import text
+from ..texts import LANGUAGES, render
 
 MODULE = "known_mistakes.py"
 DIGITS = 6             # the weights shipped: rounding far below the notebook's tolerance (1e-4)

@@ -5,7 +5,7 @@ in the configured language, and the structured findings that the pages re-render
 ``feedback/<id>.md``, ``timing/<id>.json`` (seconds per phase and per check: kept out of the
 result so that a result is byte-identical however often it is graded) and
 ``solutions/<id>.json`` (the solution cells it was graded from, for the class report's
-similar solutions: ``autograder.solutions``).
+similar solutions: ``autograder.outputs.solutions``).
 
 Every string written passes ``clean_text``, one rule for text that is not valid UTF-8:
 each undecodable byte becomes ``\\xNN`` (so a cp1251 file name unpacked on Linux keeps a
@@ -22,15 +22,15 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from . import solutions
-from .config import ConfigError
-from .feedback import FeedbackView, Say
-from .feedback.markdown import feedback_markdown
-from .feedback.plain import check_message
-from .feedback.view import issue_message
-from .files import clean, clean_text, csv_text
-from .ids import file_stem
-from .pages import write_student_page
-from .results import SubmissionResult
+from ..config import ConfigError
+from ..feedback import FeedbackView, Say
+from ..feedback.markdown import feedback_markdown
+from ..feedback.plain import check_message
+from ..feedback.view import issue_message
+from ..files import clean, clean_text, csv_text
+from ..submissions.ids import file_stem
+from ..pages import write_student_page
+from ..results import SubmissionResult
 
 MARKER = ".autograder-assignment"
 
@@ -174,7 +174,7 @@ class OutputFolder:
 
 
 # Kept beside the result, not in it: timings (a result is byte-identical however often it is
-# graded) and the solution cells (solutions.py).
+# graded) and the solution cells (outputs/solutions.py).
 _KEPT_APART = {"timing": True, "solutions": True,
                "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds", "again_on_cpu"}}}}}
 

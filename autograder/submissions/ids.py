@@ -8,12 +8,12 @@ unpacked on Linux, and a folder literally named by that escape, are two students
 Each consumer gets its own form, and nobody else formats an id:
 - ``file_stem``: the name of the student's files, one-to-one (two ids never share a file);
 - nbgrader's paths are globs (``CourseDirectory.student_id``): ``glob.escape`` the folder's
-  own name before handing it over (gradebook/course.py);
+  own name before handing it over (gradebook/nbgrader_course.py);
 - spreadsheets: ``store.spreadsheet_safe`` on every text cell.
 """
 import hashlib
 
-from .files import clean_text
+from ..files import clean_text
 
 MAX_STEM_BYTES = 160     # leaves room for ".<stem>.json.<random>.tmp" within 255 bytes
 LONG_MARK = "~"          # only a shortened stem holds it: ``file_stem`` escapes it otherwise

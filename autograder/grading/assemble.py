@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from . import ipython_syntax
-from .results import Issue, text
+from ..results import Issue, text
 
 
 @dataclass

@@ -19,17 +19,17 @@ from pathlib import Path
 
 import nbformat
 
-from . import __version__
+from .. import __version__
 from .assemble import CellPlan, assemble, grade_id, read_notebook
-from .checks.core import lost_reason
-from .config import GraderConfig
-from .course import COURSE, Course
-from .grading import RunSettings
-from .reading import NotJSON, TooLarge, read_kept
-from .results import Issue, SubmissionResult, TaskResult, text
-from .sandbox.proxy import WorkerLost
+from ..checks.core import lost_reason
+from ..config import GraderConfig
+from ..course import COURSE, Course
+from .task import RunSettings
+from ..submissions.reading import NotJSON, TooLarge, read_kept
+from ..results import Issue, SubmissionResult, TaskResult, text
+from ..sandbox.proxy import WorkerLost
 from .session import Session
-from .submissions import Submission
+from ..submissions.find import Submission
 
 
 def grader_version(course: Course = COURSE) -> str:
