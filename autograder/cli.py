@@ -21,6 +21,8 @@ from typing import Annotated, Optional
 import typer
 
 from .console import err, escaped, out, progress, summary
+from .executors.choice import HELP as EXECUTORS
+from .executors.choice import LOCAL
 from .executors.runmarker import carry as carry_run_marker
 
 app = typer.Typer(add_completion=False, help="Autograder for the D2L attention unit.")
@@ -42,13 +44,13 @@ def grade(
     config: Annotated[Optional[Path], typer.Option(help="grader.yml to use instead of the repo's")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda or auto (default: grader.yml)")] = None,
     student: Annotated[Optional[list[str]], typer.Option(help="grade only this student (repeatable)")] = None,
-    executor: Annotated[str, typer.Option(help="local (this machine) or ray (a Ray cluster, see README)")] = "local",
+    executor: Annotated[str, typer.Option(help=EXECUTORS)] = LOCAL,
     address: Annotated[Optional[str], typer.Option(help="the Ray cluster's address, HOST:PORT "
                                                         "(default: the cluster running on this machine)")] = None,
 ) -> None:
     """Grade every submission found under PATHS and write the results to OUTPUT."""
     from .executors.early import launch_early  # first, before the heavy imports below: its zygotes start meanwhile
-    early = launch_early(paths, assignment, jobs, config, device, student or []) if executor == "local" else None
+    early = launch_early(paths, assignment, jobs, config, device, student or []) if executor == LOCAL else None
     from .config import ConfigError
     from .run import Options, prepare
     options = Options(paths, assignment, output, jobs, seed, force, config, device, student or [], executor, address)
@@ -140,7 +142,7 @@ def serve(
     config: Annotated[Optional[Path], typer.Option(help="grader.yml to use instead of the repo's")] = None,
     device: Annotated[Optional[str], typer.Option(help="cpu, cuda or auto (default: grader.yml)")] = None,
     seed: Annotated[Optional[int], typer.Option(help="hypothesis seed (default: per assignment and task)")] = None,
-    executor: Annotated[str, typer.Option(help="local (this machine) or ray (a Ray cluster, see README)")] = "local",
+    executor: Annotated[str, typer.Option(help=EXECUTORS)] = LOCAL,
     address: Annotated[Optional[str], typer.Option(help="the Ray cluster's address, HOST:PORT")] = None,
 ) -> None:
     """Grade students' submissions over HTTP as they hand them in, into OUTPUT (README: the service)."""

@@ -19,20 +19,21 @@ from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
 from .gradebook import CourseError, RecordError, course_root, entered_points, remember_course
 
+from .executors.base import Executor, Progress, Stopped
+from .executors.choice import LOCAL, executor_named
+from .executors.runmarker import RUN_MARKER
+from .grading.pipeline import Batch, read_submission
+from .outputs.manual_points import ManualPoints, Tasks, read_manual_points
+from .outputs.store import OutputFolder
+from .outputs.totals import Total, total_of
+from .pages import write_class_report
+from .results import Issue, SubmissionResult, text
+from .sandbox import set_up_torch
+from .submissions.find import Submission, find_submissions, select
+
 if TYPE_CHECKING:
     from .executors.early import EarlySlots
     from .gradebook import NbgraderCourse
-from .grading.task import RunSettings
-from .outputs.manual_points import ManualPoints, Tasks, read_manual_points
-from .pages import write_class_report
-from .grading.pipeline import Batch, read_submission
-from .executors.local import Progress, Stopped, grade_all
-from .results import Issue, SubmissionResult, text
-from .executors.runmarker import RUN_MARKER
-from .sandbox import set_up_torch
-from .outputs.store import OutputFolder
-from .submissions.find import Submission, find_submissions, select
-from .outputs.totals import Total, total_of
 
 
 @dataclass
@@ -46,7 +47,7 @@ class Options:
     config: Path | None = None
     device: str | None = None
     students: list[str] = field(default_factory=list)
-    executor: str = "local"             # local (this machine's processes) or ray (a Ray cluster)
+    executor: str = LOCAL               # local (this machine's processes) or ray (a Ray cluster)
     address: str | None = None          # the Ray cluster's address, for --executor ray
 
 
@@ -67,8 +68,7 @@ class GradeRun:
     stopped_by: int | None = None
     report: Path | None = None
     report_failed: bool = False
-    executor: str = "local"
-    early: "EarlySlots | None" = None     # slots launched before the imports, for the local pool
+    executor: Executor | None = None
     manual: ManualPoints | None = None          # DIR/manual_points.csv, read before grading
     totals: list[Total] = field(default_factory=list)   # this run's results with their written answers
 
@@ -81,16 +81,12 @@ class GradeRun:
             self.results[submission.student_id] = result
             on_done(result, False)
         try:
-            if pending and self.executor == "local":
-                grade_all(self.batch, pending, self.jobs, deliver, on_progress, self.early, _import_drawing)
-            elif pending:
-                from .executors.ray import grade_all as on_cluster
-                on_cluster(self.batch, pending, self.jobs, deliver, on_progress)
+            if pending:
+                self.executor.grade_all(self.batch, pending, self.jobs, deliver, on_progress, _import_drawing)
         except Stopped as stop:
             self.stopped_by = stop.signum
         finally:
-            if self.early is not None:  # nothing to grade, or on a cluster: unused
-                self.early.close()
+            self.executor.close()  # what was launched for the batch and is unused (nothing to grade)
         self._write_summaries()
         if self.stopped_by is not None:
             return 128 + self.stopped_by
@@ -239,13 +235,16 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path, given=options.config is not None)
     config = parse_config(config_bytes, config_path, course)
-    check_executor(options)
-    if options.executor == "ray":  # the cluster's devices and CPUs, not this machine's
-        from .executors.ray import plan
-        settings, jobs = plan(config, options, course)
-    else:
-        settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
-        jobs = resolve_jobs(options.jobs, settings.device)
+    executor = executor_named(options.executor, options.address, early)
+    try:
+        return _prepared(options, course, config_bytes, config, executor)
+    except BaseException:
+        executor.close()
+        raise
+
+
+def _prepared(options: Options, course: Course, config_bytes: bytes, config, executor: Executor) -> GradeRun:
+    settings, jobs = executor.plan(config, options, course)  # a cluster's devices and CPUs, not this machine's
     found = find_submissions(options.paths, options.assignment, settings.spec.notebook)
     if not found.submissions:
         skipped = "".join(f"\n  not graded: {shown} ({why})" for shown, why in found.not_graded)
@@ -253,8 +252,6 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
                           f"{', '.join(map(str, options.paths))}{skipped}")
     selected = {s.student_id for s in select(found.submissions, options.students, options.paths)} \
         if options.students else None
-    if options.executor == "local":  # on a cluster, each node's slots check their own
-        check_sandbox()
     nbgrader = None
     if course_root(options.paths) is not None:
         from .gradebook import NbgraderCourse  # nbgrader's import takes seconds: only for a course
@@ -268,35 +265,8 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
         remember_course(folder.path, nbgrader.root)
     batch = Batch(settings, config, config_bytes, course, options.force, results=folder.path)
     forget_other_versions(folder.path, batch.version)
-    if early is not None and not early.fits(config.sandbox.limits(), batch.helpers, settings.device):
-        early.close()
-        early = None
     return GradeRun(batch, folder, found.submissions, jobs, nbgrader, selected, found.not_graded,
-                    executor=options.executor, manual=manual, early=early)
-
-
-def check_executor(options: Options) -> None:
-    if options.executor not in ("local", "ray"):
-        raise ConfigError(f"--executor {options.executor}: use local (this machine) or ray (a Ray cluster)")
-    if options.address is not None and options.executor != "ray":
-        raise ConfigError(f"--address {options.address}: only a Ray cluster has an address; add --executor ray")
-
-
-def resolve_jobs(jobs: int | None, device: str) -> int:
-    if jobs is not None and jobs < 1:
-        raise ConfigError(f"--jobs {jobs}: give at least 1 (or leave it out: one per core)")
-    from .sandbox.preflight import gpu_slots
-    cap = gpu_slots(device)  # on CUDA, one slot per GPU: each slot's GPU memory is its own
-    wanted = jobs or cap or os.cpu_count() or 1
-    return min(wanted, cap) if cap else wanted
-
-
-def check_sandbox() -> None:
-    """This machine can run the sandbox (bubblewrap, Linux, ...), checked before forking."""
-    from .sandbox.preflight import check_available
-    problem = check_available()
-    if problem:
-        raise ConfigError(problem)
+                    executor=executor, manual=manual)
 
 
 def signal_name(status: int) -> str:

@@ -23,40 +23,69 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
 from ..checks.kept_runs import keep_runs_in
-from .early import slot_cpus
-from ..grading.pipeline import Batch, empty_result, grade_submission
-from ..results import Issue, SubmissionResult, text
+from ..config import ConfigError
+from ..grading.pipeline import Batch, grade_submission
+from ..grading.task import RunSettings
+from ..results import SubmissionResult
 from ..sandbox import set_up_torch
 from ..submissions.find import Submission
+from .base import ATTEMPTS, OnResult, Progress, StopSignals, Stopped, failed_result
+from .early import slot_cpus
 
 if TYPE_CHECKING:
     from .early import EarlySlots
 
-ATTEMPTS = 3
 POLL_S = 0.2  # how often the grader looks for a stop signal while it waits for results
 PR_SET_PDEATHSIG = 1
 
 
-class Stopped(Exception):
-    """SIGINT or SIGTERM arrived: stop the batch now, keep what finished."""
+class LocalExecutor:
+    """This machine's grading processes (``base.Executor``); ``early``: slots launched before
+    the grader's imports, adopted by the first pool's processes where the run's settings fit."""
+    name = "local"
 
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
+    def __init__(self, early: "EarlySlots | None" = None):
+        self.early = early
+
+    def plan(self, config, options, course) -> tuple[RunSettings, int]:
+        settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
+        jobs = resolve_jobs(options.jobs, settings.device)
+        check_sandbox()
+        return settings, jobs
+
+    def grade_all(self, batch: Batch, submissions: list[Submission], jobs: int, on_result: OnResult,
+                  on_progress: Progress | None = None, meanwhile: Callable[[], None] = lambda: None) -> None:
+        early, self.early = self.early, None
+        if early is not None and not early.fits(batch.config.sandbox.limits(), batch.helpers, batch.settings.device):
+            early = _closed(early)
+        grade_all(batch, submissions, jobs, on_result, on_progress, early, meanwhile)
+
+    def slots(self, batch: Batch, size: int) -> "Slots":
+        return Slots(batch, size)
+
+    def close(self) -> None:
+        self.early = _closed(self.early)
 
 
-def failed_result(batch: Batch, submission: Submission, detail: str) -> SubmissionResult:
-    """A submission the grader failed on: an error for that student, regraded next run."""
-    result = empty_result(batch, submission)
-    result.errors.append(Issue(code="grader_failed", text=text("issue.grader_failed", detail=detail[:500])))
-    return result
+def resolve_jobs(jobs: int | None, device: str) -> int:
+    if jobs is not None and jobs < 1:
+        raise ConfigError(f"--jobs {jobs}: give at least 1 (or leave it out: one per core)")
+    from ..sandbox.preflight import gpu_slots
+    cap = gpu_slots(device)  # on CUDA, one slot per GPU: each slot's GPU memory is its own
+    wanted = jobs or cap or os.cpu_count() or 1
+    return min(wanted, cap) if cap else wanted
 
 
-Progress = Callable[[int, str, str], None]  # (slot, student id, phase): what each slot is doing now
+def check_sandbox() -> None:
+    """This machine can run the sandbox (bubblewrap, Linux, ...), checked before forking."""
+    from ..sandbox.preflight import check_available
+    problem = check_available()
+    if problem:
+        raise ConfigError(problem)
 
 
 def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
-              on_result: Callable[[Submission, SubmissionResult], None], on_progress: Progress | None = None,
+              on_result: OnResult, on_progress: Progress | None = None,
               early: "EarlySlots | None" = None, meanwhile: Callable[[], None] = lambda: None) -> None:
     """Grade every submission with ``jobs`` processes; ``on_result`` (and ``on_progress``, as
     each slot moves from phase to phase) runs here, in this process, and ``meanwhile`` once,
@@ -80,6 +109,7 @@ def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
 def _closed(early: "EarlySlots | None") -> None:
     if early is not None:
         early.close()
+    return None
 
 
 def _one_pool(batch, pending, jobs, attempts, on_result, stop: "StopSignals", on_progress: Progress | None,
@@ -181,26 +211,6 @@ def _end(pool: ProcessPoolExecutor) -> None:
         child.kill()
     for child in multiprocessing.active_children():
         child.join(timeout=5)
-
-
-class StopSignals:
-    """While grading runs, SIGINT and SIGTERM are noted in ``signum``; the loop that waits
-    for results (every ``POLL_S``) then raises ``Stopped``. The handler only notes: an
-    exception raised from it lands on whatever line the main thread is at, such as
-    between ``concurrent.futures.wait()`` taking the futures' locks one by one, and a
-    future left locked hangs the interpreter's exit; or halfway through writing a result."""
-
-    def __enter__(self) -> "StopSignals":
-        self.signum: int | None = None
-
-        def note(signum, frame):
-            self.signum = self.signum or signum
-        self.saved = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
-        return self
-
-    def __exit__(self, *exc):
-        for sig, handler in self.saved.items():
-            signal.signal(sig, handler)
 
 
 _SLOT: dict = {}  # in each grading process: its batch and its sandbox

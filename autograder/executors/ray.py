@@ -1,179 +1,53 @@
-"""Grading on a Ray cluster: ``pool.grade_all``'s contract, with slots on many hosts.
+"""Grading on a Ray cluster (``base.Executor``): a batch's slots on many hosts, or warm slots
+for the service; the nodes' side is ``ray_nodes``.
 
-Each slot is a Ray actor that owns one ``Sandbox`` (the same zygote and limits as the local
-pool) on whichever node Ray places it, with one CPU, and on CUDA one GPU of its own. This
-process, the driver, keeps the queue: it reads each notebook itself and sends its bytes
-(a node need not see the driver's files), and gets a ``SubmissionResult`` back, which it
-alone writes. Nodes need the same autograder checkout installed (``pip install -e
-'.[ray]'``); a slot refuses to start on a node whose grading code or helpers differ.
-
-A node that dies loses the submissions in flight on it: they are graded again on another
-slot, at most ``ATTEMPTS`` times, then get the local pool's ``grader_failed`` result. A
-lost slot is replaced when the cluster has room. Ray is imported only here, and only
-when ``--executor ray`` is asked for.
+This process, the driver, keeps the queue: it reads each notebook itself and sends its bytes,
+and writes every result it gets back. A node that dies loses the submissions in flight on
+it: they are graded again on another slot, at most ``ATTEMPTS`` times.
 """
-import hashlib
-import ipaddress
-import logging
-import socket
+import queue
 import sys
-import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
+from concurrent.futures import Future
 
-from ..config import ConfigError, GraderConfig
-from ..course import Course
-from ..grading.task import RunSettings
-from ..grading.pipeline import Batch, grade_submission, grader_version, read_submission
-from .local import ATTEMPTS, StopSignals, Stopped, failed_result
-from ..results import SubmissionResult
+from ..grading.pipeline import Batch, grade_submission, read_submission
 from ..submissions.find import Submission
+from .base import ATTEMPTS, OnResult, Progress, StopSignals, Stopped, failed_result
+from .ray_nodes import SLOT_START_TIMEOUT_S, code_digest, connect, gist, plan, slot_class
 
-SLOT_START_TIMEOUT_S = 600.0  # a slot imports torch and starts a zygote; a busy node is slow
-CONNECT_TIMEOUT_S = 5.0
-POLL_S = 1.0                  # ray.wait in short steps, so that SIGINT/SIGTERM stop the batch
-INSTALL = "pip install 'attention-autograder[ray]' (or pip install -e '.[ray]' in the repository)"
-
-
-def plan(config: GraderConfig, options, course: Course) -> tuple[RunSettings, int]:
-    """Connect to the cluster at ``options.address`` and size the run by its resources:
-    the device is the cluster's (the driver may have no GPU), ``--jobs`` defaults to its
-    CPUs (GPUs on CUDA). Raises ``ConfigError`` when Ray or the cluster is missing."""
-    if options.jobs is not None and options.jobs < 1:
-        raise ConfigError(f"--jobs {options.jobs}: give at least 1 (or leave it out: one per CPU of the cluster)")
-    ray = _connect(options.address)
-    resources = ray.cluster_resources()
-    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
-    wanted = options.device or config.device
-    if wanted == "cuda" and gpus == 0:
-        raise ConfigError(f"device cuda: the Ray cluster at {_where(options.address)} has no GPU; "
-                          f"use --device cpu (or auto), or start its nodes with --num-gpus")
-    device = "cuda" if wanted == "cuda" or (wanted == "auto" and gpus > 0) else "cpu"
-    # resolved as cpu here, then set to the cluster's device: this machine's GPUs do not matter
-    settings = RunSettings.resolve(config, options.assignment, options.seed, "cpu", course)
-    settings = replace(settings, device=device)
-    if device == "cuda":
-        return settings, min(options.jobs or gpus, gpus)  # one slot per GPU
-    return settings, options.jobs or max(cpus, 1)
-
-def _connect(address: str | None):
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError(f"--executor ray needs Ray, which is not installed: {INSTALL}") from None
-    if ray.is_initialized():
-        return ray
-    _check_reachable(address)
-    try:
-        ray.init(address=address or "auto", logging_level=logging.WARNING, log_to_driver=False,
-                 namespace="autograder", _node_ip_address=_this_host(address))
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ConfigError(f"--address {_where(address)}: cannot reach a Ray cluster ({first[:200]}); "
-                          f"start one with `ray start --head` and pass its address") from None
-    return ray
+POLL_S = 1.0   # ray.wait in short steps, so that SIGINT/SIGTERM stop the batch
 
 
-def _check_reachable(address: str | None) -> None:
-    """A HOST:PORT that nothing answers on is said at once (Ray itself retries for minutes)."""
-    host, _, port = (address or "").rpartition(":")
-    if not host or not port.isdigit() or "://" in address:
-        return  # auto, or a ray:// client address: Ray's own check
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
-    except OSError as error:
-        raise ConfigError(f"--address {address}: no Ray cluster answers there ({error.strerror or error}); "
-                          f"start one with `ray start --head --port {port}`, or check the address") from None
+class RayExecutor:
+    """A Ray cluster at ``address`` (None: this machine's running cluster)."""
+    name = "ray"
 
+    def __init__(self, address: str | None = None):
+        self.address = address
 
-def _this_host(address: str | None) -> str | None:
-    """The address's IP when it is this machine's own: the driver then attaches to the
-    node at that IP (the head's, run on the head host), not to the one Ray guesses from
-    the route to it (on loopback, 127.0.0.1, which no node has: Ray then picks any)."""
-    host = (address or "").rpartition(":")[0].strip("[]")
-    try:
-        if ipaddress.ip_address(host) in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")):
-            return None  # Ray itself rewrites these to the host's outward address
-        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-            probe.bind((host, 0))
-    except (ValueError, OSError):  # a name, or another machine's address
-        return None
-    return host
+    def plan(self, config, options, course):
+        return plan(config, options, course)
 
+    def grade_all(self, batch: Batch, submissions: list[Submission], jobs: int, on_result: OnResult,
+                  on_progress: Progress | None = None, meanwhile: Callable[[], None] = lambda: None) -> None:
+        meanwhile()
+        grade_all(batch, submissions, jobs, on_result, on_progress)
 
-def _where(address: str | None) -> str:
-    return address or "auto (this machine's running cluster)"
+    def slots(self, batch: Batch, size: int) -> "Slots":
+        return Slots(batch, size)
 
-
-def code_digest(course: Course, assignment: str) -> str:
-    """The grading code's version and the assignment's helper package: every node must
-    grade with the same (a node with an older checkout would grade differently)."""
-    digest = hashlib.sha256(grader_version(course).encode())
-    package = course.helper_package(assignment)
-    for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-class Slot:
-    """One grading slot on a Ray node (made a Ray actor by ``_slot_class``): its own
-    ``Sandbox``, started from the thread that runs every call (bubblewrap dies with it)."""
-
-    def __init__(self, batch: Batch, digest: str):
-        from ..course import COURSE
-        from ..sandbox import set_up_torch
-        from ..sandbox.sandbox import Sandbox
-        set_up_torch()
-        self.host = socket.gethostname()
-        mine = code_digest(COURSE, batch.settings.assignment)
-        if mine != digest:
-            raise RuntimeError(f"node {self.host} has other grading code ({mine}, the driver {digest}): "
-                               f"install the same autograder checkout on every node and run `make release`")
-        self.batch = batch
-        gpu = _ray_gpu() if batch.settings.device == "cuda" else 0
-        self.sandbox = Sandbox(gpu, COURSE.helper_package(batch.settings.assignment),
-                               batch.config.sandbox.limits(), batch.settings.device)
-        self.sandbox.start()
-
-    def ready(self) -> str:
-        return self.host
-
-    def grade(self, found: Submission, data: bytes) -> SubmissionResult:
-        """Grade the notebook ``data`` (the driver read it) as the driver ``found`` it; the
-        bytes lie in a folder of this call's own while it runs."""
-        name = Path(found.path.name).name
-        with tempfile.TemporaryDirectory(prefix="autograder-ray-") as scratch:
-            path = Path(scratch) / (name if name not in ("", ".", "..") else "submission.ipynb")
-            path.write_bytes(data)
-            submission = replace(found, path=path)
-            try:
-                return grade_submission(self.sandbox, self.batch, submission)
-            except Exception as error:  # our own failure: that student's error, the batch goes on
-                return failed_result(self.batch, submission, f"{type(error).__name__}: {error}")
-
-
-def _ray_gpu() -> int:
-    """The GPU Ray gave this slot: its /dev/nvidiaN is the one the sandbox mounts."""
-    import ray
-    return int(ray.get_gpu_ids()[0])
-
-
-def _slot_class(batch: Batch):
-    import ray
-    gpus = 1 if batch.settings.device == "cuda" else 0
-    # Ray's own restarts and retries are off: the driver regrades and replaces, with bounds
-    return ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=0, max_task_retries=0)(Slot)
+    def close(self) -> None:
+        pass
 
 
 def grade_all(batch: Batch, submissions: list[Submission], jobs: int,
-              on_result: Callable[[Submission, SubmissionResult], None], on_progress=None) -> None:
+              on_result: OnResult, on_progress: Progress | None = None) -> None:
     """Grade every submission on ``jobs`` slots of the cluster; ``on_result`` runs here,
     as each finishes, and ``on_progress`` as each is sent to a slot (a node's phases are not
     reported back). Raises ``Stopped`` on SIGINT/SIGTERM, after ending the slots."""
-    _connect(None)
+    connect(None)
     with StopSignals() as stop:
         cluster = _Cluster(batch, jobs, stop, on_progress)
         try:
@@ -189,7 +63,7 @@ class _Cluster:
         import ray
         self.ray, self.batch, self.stop, self.on_progress = ray, batch, stop, on_progress
         self.numbers: dict = {}    # actor -> its slot's number, for the progress display
-        self.actor = _slot_class(batch)
+        self.actor = slot_class(batch)
         self.digest = code_digest(batch.course, batch.settings.assignment)
         self.starting: dict = {}   # ready() ref -> actor
         self.busy: dict = {}       # grade() ref -> (actor, submission)
@@ -245,7 +119,7 @@ class _Cluster:
         try:
             self.ray.get(ref)
         except self.ray.exceptions.RayError as error:
-            self.start_error = _gist(error)
+            self.start_error = gist(error)
             self._start_slot()
             return
         self.ever_started = True
@@ -266,7 +140,7 @@ class _Cluster:
         self.attempts[submission.student_id] += 1
         again = self.attempts[submission.student_id] < ATTEMPTS
         print(f"ray: a grading slot was lost while grading {submission.student_id} "
-              f"({_gist(error)[:200]}); {'grading it again' if again else 'giving up on it'}",
+              f"({gist(error)[:200]}); {'grading it again' if again else 'giving up on it'}",
               file=sys.stderr, flush=True)
         if again:
             queue.appendleft(submission)
@@ -298,7 +172,68 @@ class _Cluster:
         self.idle, self.starting, self.busy = [], {}, {}
 
 
-def _gist(error: BaseException) -> str:
-    """The last line of a Ray error: the cause, after Ray's traceback."""
-    lines = [line for line in str(error).splitlines() if line.strip()]
-    return lines[-1].strip() if lines else type(error).__name__
+class Slots:
+    """Warm slots on the cluster for ``autograder serve`` (``base.Slots``). This process reads
+    each notebook and sends its bytes (a node need not see the service's files). A slot whose
+    node dies fails the future of the submission it was grading (the service queues it again)
+    and is replaced; ``submit`` waits for a slot to be free, which the service's loop only asks
+    for when one should be."""
+
+    def __init__(self, batch: Batch, size: int):
+        self.batch, self.size = batch, size
+        self._idle: queue.Queue = queue.Queue()
+        self._actors: set = set()
+
+    def start(self) -> None:
+        """Start every slot's actor; returns once one is up."""
+        self._ray = connect(None)
+        self._class = slot_class(self.batch)
+        self._digest = code_digest(self.batch.course, self.batch.settings.assignment)
+        for _ in range(self.size):
+            self._start_one()
+        self._idle.put(self._free())
+
+    def submit(self, submission: Submission) -> Future:
+        data, problem = read_submission(submission, self.batch.config.max_notebook_mb << 20)
+        if problem is not None:  # unreadable here: no node needed to say so
+            done: Future = Future()
+            done.set_result(grade_submission(None, self.batch, submission))
+            return done
+        actor = self._free()
+        future = actor.grade.remote(submission, data).future()
+        future.add_done_callback(lambda finished: self._back(actor, finished))
+        return future
+
+    def close(self) -> None:
+        """End every slot: killing an actor ends its sandbox (bubblewrap dies with it)."""
+        for actor in list(self._actors):
+            self._ray.kill(actor, no_restart=True)
+        self._actors.clear()
+
+    def _free(self):
+        try:
+            return self._idle.get(timeout=SLOT_START_TIMEOUT_S)
+        except queue.Empty:
+            raise RuntimeError(f"no grading slot free on the Ray cluster for {SLOT_START_TIMEOUT_S:.0f} s") from None
+
+    def _back(self, actor, finished: Future) -> None:
+        if finished.exception() is None:
+            self._idle.put(actor)
+            return
+        print(f"ray: a grading slot was lost ({gist(finished.exception())[:200]}); starting another",
+              file=sys.stderr, flush=True)
+        self._actors.discard(actor)
+        self._ray.kill(actor, no_restart=True)
+        self._start_one()
+
+    def _start_one(self) -> None:
+        actor = self._class.remote(self.batch, self._digest)
+        self._actors.add(actor)
+
+        def started(ready: Future) -> None:
+            if ready.exception() is None:
+                self._idle.put(actor)
+            else:
+                print(f"ray: a grading slot could not start ({gist(ready.exception())[:200]})",
+                      file=sys.stderr, flush=True)
+        actor.ready.remote().future().add_done_callback(started)

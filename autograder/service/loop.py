@@ -1,8 +1,8 @@
 """The grading loop: one thread that hands the queue's next submission to a free slot and
 writes each result as it comes back.
 
-Any executor with warm slots will do (``Slots``): the local pool's (``pool.Slots``), the
-same grading processes and sandboxes as ``autograder grade``. A submission whose slot died
+Any executor's warm slots will do (``executors.base.Slots``): the same grading processes and
+sandboxes as ``autograder grade``. A submission whose slot died
 is queued again, at most ``ATTEMPTS`` times, then gets the batch's ``grader_failed``
 result. Stopping takes nothing more from the queue, waits a while for what is being graded,
 and puts the rest back in the queue for the next start.
@@ -10,10 +10,8 @@ and puts the rest back in the queue for the next start.
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Protocol
-
+from ..executors.base import ATTEMPTS, Slots, failed_result
 from ..grading.pipeline import Batch
-from ..executors.local import ATTEMPTS, failed_result
 from ..results import SubmissionResult
 from ..submissions.find import Submission
 from .intake import Uploads
@@ -22,18 +20,6 @@ from .outputs import Outputs
 from .queue import Queue, Row
 
 POLL_S = 1.0    # the loop also looks at the queue this often (it is woken at each change)
-
-
-class Slots(Protocol):
-    """Warm grading slots that take one submission each, over time: the local pool's
-    (``pool.Slots``) or a Ray cluster's (``ray_slots.Slots``)."""
-    size: int
-
-    def start(self) -> None: ...
-
-    def submit(self, submission: Submission) -> Future: ...   # of a SubmissionResult
-
-    def close(self) -> None: ...
 
 
 class GradingLoop:

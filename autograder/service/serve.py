@@ -27,10 +27,9 @@ from ..checks.kept_runs import forget_other_versions
 from ..config import ConfigError, parse_config, read_config
 from ..course import COURSE, Course
 from ..gradebook.written_points import MARKER as RECORDED_INTO_COURSE
-from ..grading.task import RunSettings
 from ..grading.pipeline import Batch
-from ..executors.local import Slots as LocalSlots
-from ..run import check_executor, check_sandbox, resolve_jobs
+from ..executors.base import Executor, Slots
+from ..executors.choice import LOCAL, executor_named
 from ..executors.runmarker import RUN_MARKER
 from ..sandbox import set_up_torch
 from ..outputs.store import OutputFolder
@@ -39,7 +38,7 @@ from .app import Service, make_app
 from .http import RequestsInTime
 from .intake import FORM_OVERHEAD, Uploads
 from .log import log
-from .loop import GradingLoop, Slots
+from .loop import GradingLoop
 from .outputs import Outputs
 from .queue import Queue
 from .tokens import Tokens
@@ -60,7 +59,7 @@ class ServeOptions:
     config: Path | None = None
     device: str | None = None
     seed: int | None = None
-    executor: str = "local"             # local (this machine's processes) or ray (a Ray cluster)
+    executor: str = LOCAL               # local (this machine's processes) or ray (a Ray cluster)
     address: str | None = None          # the Ray cluster's address, for --executor ray
 
 
@@ -72,7 +71,7 @@ class Prepared:
     jobs: int
     listening: socket.socket
     lock: int               # the folder's lock, held (open) while this process lives
-    executor: str = "local"
+    executor: Executor
 
 
 def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
@@ -82,15 +81,9 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     config_path = options.config or course.config_path
     config_bytes = read_config(config_path)
     config = parse_config(config_bytes, config_path, course)
-    check_executor(options)
+    executor = executor_named(options.executor, options.address)
     tokens = Tokens.load(options.tokens)
-    if options.executor == "ray":  # the cluster's devices and CPUs; each node's slots check their sandbox
-        from ..executors.ray import plan
-        settings, jobs = plan(config, options, course)
-    else:
-        settings = RunSettings.resolve(config, options.assignment, options.seed, options.device, course)
-        jobs = resolve_jobs(options.jobs, settings.device)
-        check_sandbox()
+    settings, jobs = executor.plan(config, options, course)  # a cluster's devices and CPUs, not this machine's
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
     if (options.output / RECORDED_INTO_COURSE).is_file():
@@ -101,8 +94,7 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     listening = _listen(options.host, options.port)
     batch = Batch(settings, config, config_bytes, course, force=True, results=folder.path)
     forget_other_versions(folder.path, batch.version)
-    return Prepared(batch, folder, tokens, jobs, listening, lock,
-                    options.executor)
+    return Prepared(batch, folder, tokens, jobs, listening, lock, executor)
 
 
 def _lock(state: Path) -> int:
@@ -152,7 +144,7 @@ def _open(prepared: Prepared) -> tuple[Service, Slots]:
     back = queue.recover()
     uploads = Uploads(state / "uploads", batch.settings.spec.notebook)
     uploads.prune(queue.known_ids())
-    slots = _slots(prepared)
+    slots = prepared.executor.slots(batch, prepared.jobs)
     slots.start()  # local: forks the grading processes while this process has one thread
     # Once uvicorn has stopped, it raises the signal again: SIGTERM then ends the process as a
     # signal does (status 143), not through a handler Ray's driver installed (status 15).
@@ -183,13 +175,6 @@ def _lifespan(service: Service, slots: Slots, where: str):
                  service.queue.queued(), requeued)
         service.queue.close()
     return lifespan
-
-
-def _slots(prepared: Prepared) -> Slots:
-    if prepared.executor == "ray":
-        from ..executors.ray_slots import Slots as RaySlots
-        return RaySlots(prepared.batch, prepared.jobs)
-    return LocalSlots(prepared.batch, prepared.jobs)
 
 
 def _address(listening: socket.socket) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course import Course
-from autograder.executors.ray import code_digest
+from autograder.executors.ray_nodes import code_digest
 from autograder.run import Options, prepare
 from autograder.executors.runmarker import RUN_MARKER, processes_of
 from tests.processes import left_after, snapshot

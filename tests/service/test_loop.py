@@ -7,7 +7,7 @@ from concurrent.futures import Future
 from autograder.config import load_config
 from autograder.grading.task import RunSettings
 from autograder.grading.pipeline import Batch
-from autograder.executors.local import ATTEMPTS
+from autograder.executors.base import ATTEMPTS
 from autograder.service.intake import Uploads
 from autograder.service.loop import GradingLoop
 from autograder.service.outputs import Outputs
