@@ -18,11 +18,10 @@ from pathlib import Path
 from . import lms
 from .config import ConfigError
 from .files import clean_text, csv_text, write_atomically
-from .gradebook import entered_points
 from .outputs.manual_points import Tasks, read_manual_points
 from .results import SubmissionResult
-from .outputs.store import MARKER, OutputFolder
-from .outputs.totals import Total, total_of
+from .outputs.store import OutputFolder
+from .outputs.totals import Total, entered_in, total_of
 
 FORMATS = ("csv", "canvas", "moodle")
 ASSIGNMENT_COLUMN = re.compile(r".+ \(\d+\)")  # Canvas's header of an assignment column: Title (id)
@@ -55,13 +54,13 @@ class Exported:
 def export(options: ExportOptions) -> Exported:
     """Write ``options.output``; ``ExportError`` (or the manual-points file's error) says why not."""
     _check(options)
-    folder = _folder(options.folder)
+    folder = OutputFolder.existing(options.folder)
     results = folder.load_all()
     if not results:
         raise ExportError(f"{options.folder}: holds no results; run autograder grade with --output {options.folder}")
     tasks = Tasks.of_results(results)
     manual = read_manual_points(folder.path, tasks)
-    entered = entered_points(folder.path, folder.assignment, list(tasks.manual), manual.points)
+    entered = entered_in(folder.path, folder.assignment, tasks, manual)
     totals = [total_of(result, entered) for result in results]
     notes = folder.notes + manual.unknown_students(lambda sid: folder.result_path(sid).is_file())
     notes += _pending(totals) + _failed(results)
@@ -84,14 +83,6 @@ def _check(options: ExportOptions) -> None:
                           "the download as it is")
     if options.output.is_dir():
         raise ExportError(f"--output {options.output}: is a folder; name the file to write")
-
-
-def _folder(path: Path) -> OutputFolder:
-    marker = path / MARKER
-    if not marker.is_file():
-        raise ExportError(f"{path}: not a results folder of autograder grade (it has no {MARKER}); "
-                          "give the --output folder of autograder grade")
-    return OutputFolder(path, marker.read_text(encoding="utf-8").strip(), "en")
 
 
 def _score(total: Total) -> str:

@@ -151,15 +151,30 @@ def csv_lines(rows: Iterable[Iterable], newline: str = "\n") -> str:
 
 
 def write_atomically(path: Path, content: str) -> None:
-    """Write ``content`` so that a reader sees the old file or the new one, never half of one
-    (a batch can be killed at any moment and resumed)."""
+    """Write ``content`` so that a reader sees the old file or the new one, never half of one,
+    even after a power cut (a batch can be killed at any moment and resumed): a hidden
+    ``.<name>.*.tmp`` beside it, flushed to disk, then renamed over it, with the mode the
+    TA's umask gives a new file (mkstemp's own is private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(content)
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; a page or a table is for reading
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, 0o666 & ~UMASK)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """This process's umask, read once at import (``os.umask`` sets it to read it: a thread
+    creating a file meanwhile would get the wrong mode)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()

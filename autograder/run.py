@@ -17,7 +17,7 @@ from pathlib import Path
 from .checks.kept_runs import forget_other_versions
 from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
-from .gradebook import CourseError, RecordError, course_root, entered_points, remember_course
+from .gradebook import CourseError, RecordError, course_root, remember_course
 
 from .executors.base import Executor, Progress, Stopped
 from .executors.choice import LOCAL, executor_named
@@ -25,7 +25,7 @@ from .executors.runmarker import RUN_MARKER
 from .grading.pipeline import Batch, read_submission
 from .outputs.manual_points import ManualPoints, Tasks, read_manual_points
 from .outputs.store import OutputFolder
-from .outputs.totals import Total, total_of
+from .outputs.totals import Entered, Total, entered_in, total_of
 from .pages import write_class_report
 from .results import Issue, SubmissionResult, text
 from .sandbox import set_up_torch
@@ -165,16 +165,14 @@ class GradeRun:
                 self.results[result.student_id] = result
                 self.earlier.add(result.student_id)
 
-    def _entered(self) -> dict[str, dict[str, float]]:
+    def _entered(self) -> Entered:
         """The written answers' points known now: the course's gradebook, manual_points.csv over it."""
-        from_file = self.manual.points if self.manual is not None else {}
+        tasks = Tasks.of(self.batch.settings.assignment, self.batch.settings.spec)
         try:
-            return entered_points(self.folder.path, self.batch.settings.assignment,
-                                  list(Tasks.of(self.batch.settings.assignment, self.batch.settings.spec).manual),
-                                  from_file)
+            return entered_in(self.folder.path, self.batch.settings.assignment, tasks, self.manual)
         except CourseError as error:
             self.folder.notes.append(f"nbgrader: {error}")
-            return from_file
+            return self.manual.points if self.manual is not None else {}
 
     def _record(self, submission: Submission, result: SubmissionResult) -> bool:
         """Into the nbgrader course's gradebook and autograded/, when grading one; False when

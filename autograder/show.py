@@ -13,21 +13,15 @@ from rich.table import Table
 from .config import ConfigError
 from .console import escaped
 from .files import from_spreadsheet
-from .gradebook import entered_points
 from .submissions.ids import file_stem
-from .outputs.manual_points import Tasks, read_manual_points
-from .outputs.store import MARKER, OutputFolder
-from .outputs.totals import total_of, total_line
+from .outputs.manual_points import Tasks
+from .outputs.store import OutputFolder
+from .outputs.totals import Entered, entered_in, total_line, total_of
 
 
 def show_result(student_id: str, folder: Path, console: Console) -> None:
     """Print ``student_id``'s result in ``folder``; ``ConfigError`` when there is none."""
-    marker = folder / MARKER
-    if not marker.is_file():
-        raise ConfigError(f"--output {folder}: holds no results of `autograder grade` (no {MARKER}); "
-                          "name the folder a grade run wrote")
-    assignment = marker.read_text(encoding="utf-8").strip()
-    store = OutputFolder(folder, assignment, "en")
+    store = OutputFolder.existing(folder)
     result = store.load(student_id) or store.load(from_spreadsheet(student_id))  # as typed, or as grades.csv has it
     if result is None:
         raise ConfigError(_unknown(student_id, folder, store))
@@ -78,8 +72,6 @@ def _typed(student_id: str) -> str:
     return repr(student_id)
 
 
-def _entered(store: OutputFolder, result) -> dict[str, dict[str, float]]:
+def _entered(store: OutputFolder, result) -> Entered:
     """The written answers' points entered for the folder (its gradebook, manual_points.csv)."""
-    tasks = Tasks.of_results([result])
-    manual = read_manual_points(store.path, tasks)
-    return entered_points(store.path, store.assignment, list(tasks.manual), manual.points)
+    return entered_in(store.path, store.assignment, Tasks.of_results([result]))

@@ -8,7 +8,7 @@ text may not be), as the autograder's own files are.
 from ..feedback import FeedbackView, Say
 from ..feedback.plain import issue_lines, task_text
 from ..results import SubmissionResult, TaskResult
-from ..outputs.store import clean_text
+from ..files import clean_text
 
 
 def _view(result: SubmissionResult) -> FeedbackView:

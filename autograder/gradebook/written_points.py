@@ -7,7 +7,6 @@ that course's gradebook later, through nbgrader's own API, without being told wh
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..submissions.ids import student_id
 from .where import CourseError
 
 MARKER = ".nbgrader-course"
@@ -33,16 +32,3 @@ def recorded_points(folder: Path, assignment: str, tasks: Iterable[str]) -> dict
         return NbgraderCourse(root).manual_scores(assignment, tasks)
     except CourseError as error:
         raise CourseError(f"{error} ({hint})") from None
-
-
-def entered_points(folder: Path, assignment: str, tasks: list[str],
-                   from_file: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Every written answer's points known for ``folder``'s results, per student and task: the
-    gradebook's, its students' folder names read into ids by the one rule a folder's name is
-    read by (``ids.student_id``: ``a\b`` and a folder literally named ``a\\b`` stay two
-    students), with ``from_file`` (manual_points.csv) over them where both hold a student's task."""
-    merged = {student_id(student): dict(points)
-              for student, points in recorded_points(folder, assignment, tasks).items()}
-    for student, points in from_file.items():
-        merged.setdefault(student, {}).update(points)
-    return merged

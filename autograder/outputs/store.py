@@ -15,7 +15,6 @@ spreadsheet formula.
 """
 import contextlib
 import json
-import os
 import tempfile
 from pathlib import Path
 
@@ -27,8 +26,9 @@ from ..feedback import FeedbackView, Say
 from ..feedback.markdown import feedback_markdown
 from ..feedback.plain import check_message
 from ..feedback.view import issue_message
-from ..files import clean, clean_text, csv_text
+from ..files import clean, clean_text, csv_text, write_atomically
 from ..submissions.ids import file_stem
+from .totals import Entered, total_of
 from ..pages import write_student_page
 from ..results import SubmissionResult
 
@@ -42,6 +42,16 @@ class OutputFolder:
         self.path, self.assignment, self.language = path, assignment, language
         self.say = Say(language)
         self.notes: list[str] = []
+
+    @classmethod
+    def existing(cls, path: Path) -> "OutputFolder":
+        """A folder that ``autograder grade`` (or ``serve``) wrote, for reading (``show``,
+        ``export``); ``ConfigError`` when it is not one."""
+        marker = path / MARKER
+        if not marker.is_file():
+            raise ConfigError(f"{path}: not a results folder of autograder grade (it has no {MARKER}); "
+                              "give the --output folder that autograder grade wrote")
+        return cls(path, marker.read_text(encoding="utf-8").strip(), "en")
 
     def check_usable(self) -> None:
         """Before any grading: a folder we can write, holding no other assignment."""
@@ -112,12 +122,12 @@ class OutputFolder:
         stem, result = file_stem(result.student_id), self.rendered(result)
         if pages:
             view = FeedbackView.of(result, self.say)
-            self._write(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(view)))
+            write_atomically(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(view)))
             write_student_page(view, self.path / "feedback" / f"{stem}.html")
-        self._write(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
+        write_atomically(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
         solutions.save(self.path, result.student_id, result.solutions)
         data = result.model_dump(mode="json", exclude=_KEPT_APART)
-        self._write(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
+        write_atomically(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
         return result
 
     def keep(self, student_id: str, name: str) -> Path:
@@ -128,7 +138,7 @@ class OutputFolder:
         for source, suffix in ((self.path / "feedback" / f"{stem}.md", ".md"),
                                (self.path / "feedback" / f"{stem}.html", ".html"),
                                (self.result_path(student_id), ".json")):
-            self._write(self.kept_path(student_id, name, suffix), source.read_text(encoding="utf-8"))
+            write_atomically(self.kept_path(student_id, name, suffix), source.read_text(encoding="utf-8"))
         return self.kept_path(student_id, name)
 
     def kept_path(self, student_id: str, name: str, suffix: str = ".json") -> Path:
@@ -147,30 +157,18 @@ class OutputFolder:
         return SubmissionResult.model_validate(clean(copy.model_dump(mode="json")))
 
     def write_grades(self, results: list[SubmissionResult], task_ids: list[str],
-                     entered: dict[str, dict[str, float]] | None = None) -> Path:
+                     entered: Entered | None = None) -> Path:
         """grades.csv: student_id, assignment, score, max_score, then one column per task; a
-        written task's column holds the points entered for it (``entered``), empty until then.
-        ``score`` stays the autograded sum (SPEC §3)."""
-        entered = entered or {}
+        written task's column holds the points entered for it (``entered``, through
+        ``totals.total_of``), empty until then. ``score`` stays the autograded sum."""
         rows = []
         for result in sorted(results, key=lambda r: r.student_id):
-            scores = {task.id: task.score for task in result.tasks}
-            scores |= entered.get(clean_text(result.student_id), {})
+            scores = {task.id: task.score for task in result.tasks} | total_of(result, entered or {}).written
             rows.append([result.student_id, result.assignment, result.score, result.max_score,
                          *(scores.get(t) for t in task_ids)])
         path = self.path / "grades.csv"
-        self._write(path, csv_text(["student_id", "assignment", "score", "max_score", *task_ids], rows))
+        write_atomically(path, csv_text(["student_id", "assignment", "score", "max_score", *task_ids], rows))
         return path
-
-    def _write(self, path: Path, content: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600: use the TA's umask instead
-        os.replace(tmp, path)
 
 
 # Kept beside the result, not in it: timings (a result is byte-identical however often it is
@@ -195,9 +193,3 @@ def _apply_timing(result: SubmissionResult, timing: dict) -> None:
         for check in task.checks:
             check.seconds = float(saved.get("checks", {}).get(check.name, 0.0))
             check.again_on_cpu = check.name in again
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -1,19 +1,27 @@
 """A student's grade in one place: the autograded points, the written answers' points where
 the TA has entered them, and the total; and the class's means of them.
 
-One view, many writers (STYLE §16): the console summary, the class report and
-``autograder export`` take their numbers and their words from here. The result's own
-``score`` (SPEC §3) stays the autograded sum; a written answer counts once its points are
-entered (formgrader in an nbgrader course, else ``manual_points.csv``), and a total with a
-written answer not yet entered says so.
+One view, many writers (STYLE §16): grades.csv, ``show``, ``export``, the console summary, the
+class report and the service take their numbers and their words from here: ``entered_in``
+reads the written answers' points known for a results folder (the nbgrader gradebook it was
+recorded into, with manual_points.csv over it), and ``total_of`` makes a student's total.
+The result's own ``score`` stays the autograded sum; a written answer counts once its points
+are entered (formgrader in an nbgrader course, else ``manual_points.csv``), and a total with
+a written answer not yet entered says so.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from statistics import mean
 
 from .. import texts
 from ..files import clean_text
+from ..gradebook import recorded_points
 from ..results import SubmissionResult, text
+from ..submissions.ids import student_id
 from ..texts import number
+from .manual_points import ManualPoints, Tasks, read_manual_points
+
+Entered = dict[str, dict[str, float]]   # student id -> written task -> points
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,7 @@ class Total:
     manual: float | None            # the written answers' points once all are entered, else None
     manual_max: float
     manual_tasks: tuple[str, ...] = ()
+    written: dict[str, float] = field(default_factory=dict)   # the written tasks' points entered so far
 
     @property
     def score(self) -> float:
@@ -36,16 +45,30 @@ class Total:
         return self.autograded_max + self.manual_max
 
 
-def total_of(result: SubmissionResult, entered: dict[str, dict[str, float]]) -> Total:
+def entered_in(folder: Path, assignment: str, tasks: Tasks, manual: ManualPoints | None = None) -> Entered:
+    """Every written answer's points known for ``folder``'s results: the gradebook's, its
+    students' folder names read into ids by the one rule a folder's name is read by
+    (``ids.student_id``: ``a\b`` and a folder literally named ``a\\b`` stay two students),
+    with manual_points.csv (``manual``, when read already) over them where both hold a
+    student's task. ``ManualPointsError`` or ``CourseError`` when either cannot be read."""
+    manual = manual if manual is not None else read_manual_points(folder, tasks)
+    merged = {student_id(student): dict(points)
+              for student, points in recorded_points(folder, assignment, list(tasks.manual)).items()}
+    for student, points in manual.points.items():
+        merged.setdefault(student, {}).update(points)
+    return merged
+
+
+def total_of(result: SubmissionResult, entered: Entered) -> Total:
     """``result``'s total with ``entered`` (student id -> written task -> points)."""
-    if not result.tasks:  # nothing was split into tasks: the result's own score and maximum
-        return Total(result.student_id, result.score, result.max_score, 0.0, 0.0)
-    written = tuple(task.id for task in result.tasks if task.manual)
     points = entered.get(clean_text(result.student_id), {})
+    if not result.tasks:  # nothing was split into tasks: the result's own score and maximum
+        return Total(result.student_id, result.score, result.max_score, 0.0, 0.0, (), dict(points))
+    written = tuple(task.id for task in result.tasks if task.manual)
     known = [points.get(task) for task in written]
     manual = None if any(p is None for p in known) else float(sum(known))
     return Total(result.student_id, result.autograded_score, result.autograded_max, manual,
-                 result.manual_max, written)
+                 result.manual_max, written, {task: points[task] for task in written if task in points})
 
 
 def total_line(total: Total, language: str) -> str:

@@ -14,9 +14,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..config import ConfigError
-from ..gradebook import CourseError, entered_points
+from ..gradebook import CourseError
 from ..grading.task import RunSettings
-from ..outputs.manual_points import Tasks, read_manual_points
+from ..outputs.manual_points import Tasks
+from ..outputs.totals import Entered, entered_in
 from ..pages import write_class_report
 from ..results import SubmissionResult
 from ..outputs.store import OutputFolder
@@ -48,13 +49,12 @@ class Outputs:
         if self.latest:
             self.folder.write_grades(list(self.latest.values()), list(self.settings.spec.tasks), self._entered())
 
-    def _entered(self) -> dict[str, dict[str, float]]:
+    def _entered(self) -> Entered:
         """The written answers' points known now, read at each writing (the TA may enter them in
         manual_points.csv or formgrader while the service runs), as the batch reads them."""
         tasks = Tasks.of(self.settings.assignment, self.settings.spec)
         try:
-            manual = read_manual_points(self.folder.path, tasks)
-            return entered_points(self.folder.path, self.settings.assignment, list(tasks.manual), manual.points)
+            return entered_in(self.folder.path, self.settings.assignment, tasks)
         except (ConfigError, CourseError) as error:
             log.warning("the written answers' points could not be read, so grades.csv and the report show "
                         "none: %s", str(error).splitlines()[0])
