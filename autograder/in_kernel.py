@@ -46,7 +46,7 @@ def grade(task_id: str, namespace: dict) -> float:
 
 
 def _grade(task_id: str, namespace: dict):
-    from .sandbox.proxy import local_student
+    from .sandbox.client import local_student
     from .sandbox.runner import Runner
 
     config = load_config()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO / "student_template" / "bahdanau"))
 import reference  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from autograder.grading.task import RunSettings, grade_task  # noqa: E402
-from autograder.sandbox.proxy import local_student  # noqa: E402
+from autograder.sandbox.client import local_student  # noqa: E402
 from autograder.sandbox.runner import Runner  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Checks for the attention modules: dot-product, additive, distance, bilinear (SPEC §2).
 
-The student's module is built through the proxy with the contract's constructor
+The student's module is built through the sandbox's client with the contract's constructor
 arguments, lazily initialised by one forward, and given the reference's weights by
 parameter name; values are compared in eval mode against the reference in float64.
 One property per check (SPEC §3): the output, the stored ``attention_weights``, the law
@@ -18,8 +18,7 @@ from torch import Tensor
 from reference import attention as ref
 
 from ..results import text
-from ..sandbox.protocol import Handle
-from ..sandbox.proxy import RemoteModule, StudentError, outcome
+from ..sandbox.client import Built, StudentError, gradients_reply, gradients_request, then_reply
 from . import gradients
 from .compare import (call_float64, case_key, check_shape, check_tensor, close, float32_inside, float64_twin,
                       heatmap, in_dtype, reference_result, tolerance)
@@ -197,7 +196,7 @@ def reference_module(task: AttentionTask, case: Case, dropout: float) -> tuple[t
 def build_remote(student, name: str, args: list, kwargs: dict, calls: list, parameters: dict,
                  dtype: str | None, device: str | None, then: list | None = None,
                  read: list | None = None, train: bool = False, gradients: dict | None = None,
-                 twice: bool = False) -> tuple[RemoteModule, list[str], dict, object]:
+                 twice: bool = False) -> Built:
     """The worker's ``build``: the student's module, eval mode (train mode with ``train``),
     lazily initialised by ``calls``, with ``parameters`` copied by name, in ``dtype`` on
     ``device``; the names not found; with ``then``, those calls' results (the last call made
@@ -207,35 +206,14 @@ def build_remote(student, name: str, args: list, kwargs: dict, calls: list, para
     ``StudentError`` it raised (None without). Every build starts from the same random state
     (``BUILD_SEED``), so parameters the reference has no twin for (a bias that cancels in the
     softmax, an extra layer) are the same in two builds that a check compares."""
-    reply = student.request("build", name=name, args=args, kwargs=kwargs, calls=calls, parameters=parameters,
-                            dtype=dtype, device=device, seed=BUILD_SEED, then=then, read=read, train=train,
-                            gradients=gradients, twice=twice)
-    if not isinstance(reply, dict) or not isinstance(reply.get("handle"), Handle) \
-            or not isinstance(reply.get("missing"), list) or not isinstance(reply.get("then", {}), dict) \
-            or (gradients is not None and not isinstance(reply.get("gradients"), dict)):
-        raise StudentError("ProtocolError", "build: malformed reply")
-    grads = outcome(reply["gradients"]) if gradients is not None else None
-    return (RemoteModule(student, reply["handle"]), [str(m) for m in reply["missing"]], reply.get("then", {}),
-            grads)
-
-
-def called_then(then: dict, calls: int, names: list[str]) -> tuple[list | StudentError, dict]:
-    """``build_remote``'s results of its ``then`` calls (a list of ``calls`` values, or the
-    ``StudentError`` one raised) and the attributes read after them (name -> value or
-    ``StudentError``; none when a call raised)."""
-    results, read = outcome(then.get("results")), then.get("read")
-    if not isinstance(read, dict) or not isinstance(results, (list, StudentError)) or (
-            isinstance(results, list) and len(results) != calls):
-        raise StudentError("ProtocolError", "build: malformed reply")
-    if isinstance(results, StudentError):
-        return results, {}
-    return results, {name: outcome(read.get(name)) for name in names}
+    return student.build(name, args, kwargs, calls, parameters, dtype, device, BUILD_SEED, then, read, train,
+                         gradients, twice)
 
 
 def then_results(then: dict, calls: int, names: list[str] = ()) -> tuple[list, dict]:
-    """``called_then``'s results and attributes, the student's error raised (as a separate call
-    would raise it)."""
-    results, read = called_then(then, calls, list(names))
+    """``build_remote``'s ``then`` results and attributes (``client.then_reply``), the student's
+    error raised (as a separate call would raise it)."""
+    results, read = then_reply(then, calls, list(names))
     if isinstance(results, StudentError):
         raise results
     return results, read
@@ -510,8 +488,8 @@ def gradients_judged(student, task: AttentionTask, case: Case, device: str, trai
     sent = inputs(case, device=device)
     calls, names = [[None, sent]], ["queries", "keys", "values"]
     reference, module, reply = build_with_gradients(student, task, case, 0.0, device, train,
-                                                    gradients.request(calls, R.to(device), first_item=False))
-    reply = gradients.student_gradients(reply)
+                                                    gradients_request(calls, R.to(device), first_item=False))
+    reply = gradients_reply(reply)
     output, expected_inputs, expected_params = reference_result(
         "attention gradients", lambda: gradients.reference_gradients(
             lambda leaves, params: call_float64(reference, *leaves, lens, params=params), [q, k, v],
@@ -519,7 +497,7 @@ def gradients_judged(student, task: AttentionTask, case: Case, device: str, trai
     if not _informative(case):
         return False
     return gradients.compare(reply, output, names, expected_inputs, expected_params, code or case.code()) or \
-        gradients.own_forward_judged(student, module.handle, calls, reply, R, sent[:3], names, expected_params, [1],
+        gradients.own_forward_judged(module, calls, reply, R, sent[:3], names, expected_params, [1],
                                      code or case.code(), first_item=False)
 
 

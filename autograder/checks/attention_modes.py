@@ -10,7 +10,7 @@ import torch
 from hypothesis import strategies as st
 
 from ..results import text
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError
 from . import devices
 from .attention import OUTPUT, AttentionTask, build, build_called, called_twice, inputs
 from .compare import check_shape, check_tensor
@@ -130,7 +130,7 @@ def _device(task: AttentionTask):
                 return module().seeded(0, None, *inputs(c))
 
             def elsewhere(c):
-                return devices.call_elsewhere(student, module().handle, None, inputs(c), [module().handle], seed=0)
+                return student.call_elsewhere(module().handle, None, inputs(c), [module().handle], seed=0)
             return devices.Probe(case, note, cpu, elsewhere)
         def probes(value_size: int) -> list[devices.Probe]:
             return [probe(torch.tensor([1, 4]), False, "module.eval()", value_size),

@@ -20,12 +20,14 @@ from dataclasses import dataclass
 import torch
 
 from ..results import Finding, text
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError, gradients_reply, gradients_request
 from . import attention, decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, build, expected, inputs, reference_module
 from .compare import check_tensor, close, tolerance
 from .core import Check, CheckFailed, Context, Kept, PerStudent, in_context, left_to, raised
 from .inputs import WIDE, Case, kinds_of, plain_form, values
+
+READ = ["attention_weights"]   # what the book-context sequences read after each call
 
 B, Q, K, D = 2, 2, WIDE, 4   # K above any table a student might size at 256
 FAR = 16.0                   # queries this far from every key: distance scores near -250
@@ -105,7 +107,7 @@ def _run(student, task: AttentionTask, device: str, plain: tuple = ()) -> tuple[
             _, module = build(student, task, calls[0].case, device=device)
             # under no_grad, as the book's predict_step calls the decoder's attention: where a buffer
             # reused for the output is most tempting (blind corpus 9)
-            return calls_kept(student, module, [[c.train, _on(_arguments(c), device)] for c in calls], grad=False)
+            return module.calls_kept([[c.train, _on(_arguments(c), device)] for c in calls], READ, grad=False)
         except StudentError as error:
             return error
     return calls, _SEEN.get(student, (task.name, device, plain), run)
@@ -121,20 +123,6 @@ def _judged_plain(student, task: AttentionTask, ctx: Context, calls: list[Call],
             ctx.plain.append((kinds[0], others[kinds[0]]))
             return plain_calls, reply
     raise CheckFailed(raised(error, _code(calls[0]))) from None
-
-
-def calls_kept(student, module, calls: list, grad: bool = True) -> dict:
-    """The worker's ``calls_kept`` on ``module``, ``attention_weights`` read after each call
-    (under ``torch.no_grad()`` without ``grad``): ``{"at_call": [...], "after": [...]}``, one
-    ``[result, {name: value}]`` per call each. A reply of any other shape is the worker's
-    failure (``ProtocolError``), never the grader's."""
-    reply = student.request("calls_kept", target=module.handle, calls=calls, read=["attention_weights"], grad=grad)
-    if not isinstance(reply, dict) or not all(
-            isinstance(reply.get(key), list) and len(reply[key]) == len(calls)
-            and all(isinstance(step, list) and len(step) == 2 and isinstance(step[1], dict) for step in reply[key])
-            for key in ("at_call", "after")):
-        raise StudentError("ProtocolError", "calls_kept: malformed reply")
-    return reply
 
 
 def _on(arguments: list, device: str) -> list:
@@ -199,8 +187,8 @@ def gradients_in_train_mode(student, task: AttentionTask, ctx: Context) -> None:
         R = gradients.cotangent((q.shape[0], q.shape[1], v.shape[-1]), seed=7)
         _, _, reply = attention.build_with_gradients(
             student, task, case, 0.5, device, train=True,
-            request=gradients.request([[None, inputs(case, device=device)]], R.float().to(device)))
-        gradients.student_gradients(reply)
+            request=gradients_request([[None, inputs(case, device=device)]], R.float().to(device)))
+        gradients_reply(reply)
     in_context(next(c for c in _calls(task) if c.train).case, backward, ctx, others, code=lambda case: (
         case.code() + "\n# module = ...(dropout=0.5); module.train(); (module(...) * R).sum().backward()"))
 
@@ -275,7 +263,7 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
         calls += [[False, [tgt[:, s:s + 1], {"result_of": FIRST_STEP + s - 1 if s else 0, "item": 1 if s else None}]]
                   for s in range(STEPS)]
         try:
-            reply = calls_kept(student, module, calls, grad=False)  # predict_step is @torch.no_grad()
+            reply = module.calls_kept(calls, READ, grad=False)  # predict_step is @torch.no_grad()
         except StudentError as error:
             reply = error
         return enc_outputs, reference, reply

@@ -1,6 +1,6 @@
 """What a check is, how it runs, and what it reports.
 
-A check takes the student's code through a ``Student`` proxy (never the student's
+A check takes the student's code through the sandbox's client, a ``Student`` (never the student's
 objects themselves), compares against ``reference`` in this process, and either
 returns (passed) or raises ``CheckFailed`` with a ``Finding``: what the student needs to
 fix it. Property checks search with hypothesis and report its shrunk example.
@@ -23,7 +23,7 @@ from hypothesis.internal.escalation import InterestingOrigin
 
 from ..results import CheckResult, Finding, Text, message_text, text
 from ..texts.say import named
-from ..sandbox.proxy import Student, StudentError, WorkerLost
+from ..sandbox.client import Student, StudentError, WorkerLost
 from . import kept_runs
 from .inputs import Case, kinds_of, plain_form
 from .older_book import mistake_of

@@ -3,7 +3,7 @@ writing into the state it is given), and the same results on any device (SPEC §
 import torch
 
 from ..results import text
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError
 from . import devices
 from .compare import check_tensor
 from .core import Check, Context, in_context, left_to, search
@@ -67,9 +67,9 @@ def _device(task: DecoderTask):
 
             def elsewhere(c):
                 enc, m = module()
-                state, on = devices.call_elsewhere(student, m.handle, "init_state",
+                state, on = student.call_elsewhere(m.handle, "init_state",
                                                    [enc, c.tensors["enc_valid_lens"]], [m.handle], seed=0)
-                result, on_after = devices.call_elsewhere(student, m.handle, None, [c.tensors["tgt"], state],
+                result, on_after = student.call_elsewhere(m.handle, None, [c.tensors["tgt"], state],
                                                           [m.handle])
                 return first(result, c), on + on_after  # init_state's tensors, then forward's
             return devices.Probe(case, note, cpu, elsewhere)

@@ -17,9 +17,9 @@ from reference import decoders as ref
 from reference.seq2seq import LSTMEncoder, Seq2SeqEncoder
 
 from ..results import Heatmap, text
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError, gradients_reply, gradients_request, then_reply
 from . import gradients
-from .attention import build_remote, called_then, then_results
+from .attention import build_remote, then_results
 from .compare import (call_float64, case_key, check_shape, check_tensor, float32_inside, float64_twin,
                       heatmap, reference_result, tolerance)
 from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, left_to, search
@@ -225,7 +225,7 @@ def decoded(student, task: DecoderTask, case: Case, device: str) -> Decoding:
     def decode() -> Decoding:
         names = ["attention_weights"]
         enc_outputs, reference, module, then, _ = _setup(student, task, case, 0.0, device, read=names)
-        results, read = called_then(then, 2, names)
+        results, read = then_reply(then, 2, names)
         if isinstance(results, StudentError):
             return Decoding(enc_outputs, reference, module, results, results, None)
         return Decoding(enc_outputs, reference, module, results[1], read["attention_weights"], results[0])
@@ -519,8 +519,8 @@ def gradients_judged(student, task: DecoderTask, case: Case, device: str, train:
     R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
     enc_outputs, reference, module, _, reply = _setup(
         student, task, case, 0.0, device, read=None, train=train,
-        gradients=lambda enc: gradients.request(decoding(device, case, enc), R.to(device)))
-    reply = gradients.student_gradients(reply)
+        gradients=lambda enc: gradients_request(decoding(device, case, enc), R.to(device)))
+    reply = gradients_reply(reply)
     calls = decoding(device, case, enc_outputs)
     enc_there = calls[0][1][0]
     outputs, hidden = enc_outputs
@@ -538,7 +538,7 @@ def gradients_judged(student, task: DecoderTask, case: Case, device: str, train:
         return False
     sent = [enc_there[0], *enc_there[1]] if task.lstm else list(enc_there)
     return gradients.compare(reply, output, names, expected_inputs, expected_params, code or case.code()) or \
-        gradients.own_forward_judged(student, module.handle, calls, reply, R, sent, names, expected_params, [0],
+        gradients.own_forward_judged(module, calls, reply, R, sent, names, expected_params, [0],
                                      code or case.code())
 
 

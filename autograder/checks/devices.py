@@ -25,7 +25,7 @@ from torch import Tensor
 from torch.utils._pytree import tree_flatten
 
 from ..results import message_text, text
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError
 from .core import CheckBlocked, fail, where_text
 from .inputs import Case
 
@@ -116,14 +116,3 @@ def _summary(value) -> str:
     leaves = tree_flatten(value)[0]
     return ", ".join(f"tensor{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}"
                      if isinstance(t, Tensor) else type(t).__name__ for t in leaves[:4])
-
-
-def call_elsewhere(student, target, method: str | None, args: list, modules: list,
-                   seed: int | None = None) -> tuple[object, list[str]]:
-    """The worker's emulated-device call (after ``Student.seed(seed)``, with ``seed``): the result
-    (on the CPU) and its tensors' devices."""
-    reply = student.request("call_elsewhere", target=target, method=method, args=args, kwargs={},
-                            modules=modules, seed=seed)
-    if not isinstance(reply, dict) or not isinstance(reply.get("devices"), list):
-        raise StudentError("ProtocolError", "call_elsewhere: malformed reply")
-    return reply.get("result"), [str(d) for d in reply["devices"]]

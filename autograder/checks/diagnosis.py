@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 from torch import Tensor
 
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError
 from .compare import close
 from .core import CheckFailed
 

@@ -20,7 +20,7 @@ from torch.utils._pytree import tree_flatten
 
 from ..results import text
 from ..sandbox import vector_jacobian
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import RemoteModule
 from .compare import close, float64_parameters
 from .core import CheckBlocked, fail
 
@@ -45,24 +45,6 @@ def reference_gradients(forward: Callable[[list[Tensor], dict[str, Tensor]], Ten
     zeros = [torch.zeros_like(t) for t in leaves + list(params.values())]
     grads = [z if g is None else g for g, z in zip(grads, zeros, strict=True)]
     return output.detach(), grads[:len(leaves)], dict(zip(params, grads[len(leaves):], strict=True))
-
-
-def request(calls: list, R: Tensor, first_item: bool = True) -> dict:
-    """The worker's ``gradients`` request on a module, made with its build (``build_remote``):
-    the output is the last call's result, or its first item (``first_item``: a decoder's
-    logits; an attention module returns one tensor, and a tuple is no output)."""
-    return {"calls": calls, "cotangent": R, "first_item": first_item}
-
-
-def student_gradients(reply) -> dict:
-    """The ``gradients`` reply (output, input gradients (flattened), parameter gradients);
-    the student's error raised."""
-    if isinstance(reply, StudentError):
-        raise reply
-    if not isinstance(reply, dict) or not isinstance(reply.get("parameters"), dict) \
-            or not isinstance(reply.get("inputs"), list):
-        raise StudentError("ProtocolError", "gradients: malformed reply")
-    return reply
 
 
 def compare(reply: dict, expected_output: Tensor, input_names: list[str], expected_inputs: list[Tensor],
@@ -110,7 +92,7 @@ AGREEMENT = 1e-3  # finite differences and gradients agree to this share of the 
 SHIFTS = (1.0, -1.0, 0.5, -0.5)  # central differences at the step and at half of it (Richardson)
 
 
-def own_forward_judged(student, handle, calls: list, reply: dict, R: Tensor, leaves: list[Tensor],
+def own_forward_judged(module: RemoteModule, calls: list, reply: dict, R: Tensor, leaves: list[Tensor],
                        input_names: list[str], parameters: dict[str, Tensor], depend_on: list[int],
                        case_code: str, first_item: bool = True) -> bool:
     """Where ``compare`` could not judge: fail on the first input (or the parameters)
@@ -132,7 +114,7 @@ def own_forward_judged(student, handle, calls: list, reply: dict, R: Tensor, lea
     param_deltas = {name: STEP[precision] * torch.randn(p.shape, generator=generator, dtype=torch.float64)
                     for name, p in parameters.items()}
     device = leaves[0].device if leaves else torch.device("cpu")
-    perturbed = _perturbed(student, handle, calls, first_item, device, [[s * d for s in SHIFTS] for d in deltas],
+    perturbed = _perturbed(module, calls, first_item, device, [[s * d for s in SHIFTS] for d in deltas],
                            [{n: s * d for n, d in param_deltas.items()} for s in SHIFTS])
     if len(perturbed["inputs"]) != len(leaves) or not _finite_like(perturbed.get("output"), R) \
             or not close(perturbed["output"], output.cpu(), 1e-10 * (1 + output.abs().max().item())):
@@ -157,7 +139,7 @@ def own_forward_judged(student, handle, calls: list, reply: dict, R: Tensor, lea
         return True
     name, (by_differences, _), (by_gradients, _) = measured[at]
     if at == len(leaves):  # the parameters' joint direction: which one
-        name = _which_parameter(student, handle, calls, reply, R, param_deltas, noise, device, first_item) or name
+        name = _which_parameter(module, calls, reply, R, param_deltas, noise, device, first_item) or name
     raise fail(text("gradients.own_forward", name=name), case_code=case_code,  # per unit of the direction
                expected=text("gradients.by_differences", value=f"{by_differences / units[at]:.6g}"),
                got=text("gradients.by_autograd", value=f"{by_gradients / units[at]:.6g}"))
@@ -169,15 +151,10 @@ def _disagree(change: tuple[float, float], predicted: tuple[float, float], noise
     return abs(by_differences - by_gradients) > AGREEMENT * (size + gradient_size) + noise
 
 
-def _perturbed(student, handle, calls: list, first_item: bool, device, inputs: list, parameters: list) -> dict:
-    """The worker's ``perturbed`` reply for these shifts (sent on ``device``), checked for form."""
-    perturbed = student.request("perturbed", target=handle, calls=calls, first_item=first_item,
-                                inputs=[[d.to(device) for d in shifts] for shifts in inputs],
-                                parameters=[{n: d.to(device) for n, d in shift.items()} for shift in parameters])
-    if not isinstance(perturbed, dict) or not isinstance(perturbed.get("inputs"), list) \
-            or not isinstance(perturbed.get("parameters"), list):
-        raise StudentError("ProtocolError", "perturbed: malformed reply")
-    return perturbed
+def _perturbed(module: RemoteModule, calls: list, first_item: bool, device, inputs: list, parameters: list) -> dict:
+    """The worker's ``perturbed`` reply for these shifts (sent on ``device``)."""
+    return module.perturbed(calls, first_item, [[d.to(device) for d in shifts] for shifts in inputs],
+                            [{n: d.to(device) for n, d in shift.items()} for shift in parameters])
 
 
 def _finite_like(value, R: Tensor) -> bool:
@@ -208,12 +185,12 @@ def _predicted(along: list) -> tuple[float, float]:
     return total, size
 
 
-def _which_parameter(student, handle, calls: list, reply: dict, R: Tensor, param_deltas: dict, noise: float,
+def _which_parameter(module: RemoteModule, calls: list, reply: dict, R: Tensor, param_deltas: dict, noise: float,
                      device, first_item: bool) -> str | None:
     """The first parameter whose own finite differences disagree with its gradient (the
     parameters' joint direction did)."""
     for name, delta in param_deltas.items():
-        perturbed = _perturbed(student, handle, calls, first_item, device, [], [{name: s * delta} for s in SHIFTS])
+        perturbed = _perturbed(module, calls, first_item, device, [], [{name: s * delta} for s in SHIFTS])
         change = _change(perturbed["parameters"], R)
         if change is None:
             continue

@@ -12,7 +12,7 @@ decoders.py).
 """
 import re
 
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError
 
 D2L = re.compile(r"name 'd2l' is not defined|No module named 'd2l'")
 TOO_MANY_ARGUMENTS = re.compile(r"positional argument")

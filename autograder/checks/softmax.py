@@ -4,7 +4,7 @@ import torch
 from reference.attention import keep_mask, masked_softmax as reference_softmax
 
 from ..results import text
-from ..sandbox.proxy import StudentError
+from ..sandbox.client import StudentError
 from .compare import check_shape, check_tensor, close, float32_inside, rounding, tolerance
 from .core import (Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, left_to,
                    noted_as_own, search)
@@ -237,7 +237,7 @@ def _on_any_device(student, ctx: Context) -> None:
         case = Case({"X": values((2, 3, 4), 1.0, 41, torch.float32)[0], "valid_lens": lens})
         return devices.Probe(
             case, note, cpu=lambda c: student.call(NAME, *c.tensors.values()),
-            elsewhere=lambda c: devices.call_elsewhere(student, NAME, None, list(c.tensors.values()), []),
+            elsewhere=lambda c: student.call_elsewhere(NAME, None, list(c.tensors.values()), []),
             module=False)
     devices.judge([probe(torch.tensor([1, 3]), "valid_lens of shape (B,)"),
                    probe(torch.tensor([[1, 2, 4], [3, 0, 2]], dtype=torch.int32), "valid_lens of shape (B, Q)"),

@@ -27,7 +27,7 @@ from ..course import COURSE, Course
 from .task import RunSettings
 from ..submissions.reading import NotJSON, TooLarge, read_kept
 from ..results import Issue, SubmissionResult, TaskResult, text
-from ..sandbox.proxy import WorkerLost
+from ..sandbox.client import WorkerLost
 from .session import Session
 from ..submissions.find import Submission
 
@@ -192,8 +192,7 @@ def _quiet(phase: str) -> None:
 def _run(sandbox, batch: Batch, plan: CellPlan, result: SubmissionResult, started: float,
          progress: Callable[[str], None]) -> None:
     limits = batch.config.sandbox
-    session = Session(sandbox, batch.settings, plan.cells,
-                      deadline=started + limits.submission_timeout_s, output_limit=limits.max_printed_kb * 1024)
+    session = Session(sandbox, batch.settings, plan.cells, deadline=started + limits.submission_timeout_s)
     try:
         progress("cells")
         session.start()

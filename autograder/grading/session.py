@@ -14,7 +14,7 @@ from ..checks import TASKS
 from ..checks.core import lost_reason
 from .task import RunSettings, grade_task
 from ..results import Issue, TaskResult, message_text, text
-from ..sandbox.proxy import Student, WorkerLost
+from ..sandbox.client import Student, WorkerLost
 
 MAX_OWN_CRASHES = 20
 
@@ -41,9 +41,9 @@ class Session:
     """A submission's worker, re-created (with its good cells re-run) after a crash."""
 
     def __init__(self, sandbox, settings: RunSettings, cells: list[tuple[str, str]],
-                 deadline: float, output_limit: int):
+                 deadline: float):
         self.sandbox, self.settings = sandbox, settings
-        self.cells, self.deadline, self.output_limit = cells, deadline, output_limit
+        self.cells, self.deadline = cells, deadline
         self.skipped: set[str] = set()
         self.told: set[str] = set()  # task names whose later redefinition the student was told of
         self.defines = {task: TASKS[task].defines for task in settings.autograded}  # solution cell -> its name
@@ -82,7 +82,7 @@ class Session:
         self.worker = self.sandbox.spawn(deadline=self.deadline)  # the book comes per task, without its answer
         if self.student is not None:
             self._earlier = self.requests()
-        self.student = Student(self.worker.transport, self.settings.device, self.output_limit)
+        self.student = Student(self.worker.transport, self.settings.device)
         for label, source in self.cells:
             if label in self.skipped or (self.own_cut and is_own(label)):
                 continue
@@ -97,13 +97,12 @@ class Session:
         unfinished experiment) is not graded, and the student is told. A worker lost here is
         found lost by the checks' first request, as after any cell."""
         try:
-            reply = self.worker.transport({"op": "settle", "args": {}})
+            found = self.student.settle()
         except WorkerLost:
             return
         names = {name: task for task, name in self.defines.items()}
         labels = {label for label, _ in self.cells}
-        found = reply.get("value") if isinstance(reply, dict) else None
-        for pair in found if isinstance(found, list) else []:  # the worker's claim: known names and cells only
+        for pair in found:  # the worker's claim: known names and cells only
             if (isinstance(pair, list) and len(pair) == 2 and all(isinstance(item, str) for item in pair)
                     and pair[0] in names and pair[1] in labels and pair[0] not in self.told):
                 self.told.add(pair[0])
@@ -113,9 +112,9 @@ class Session:
     def _run_cell(self, label: str, source: str) -> bool:
         """One cell; False when it ended the worker (said in an error)."""
         own, started = is_own(label), time.monotonic()
-        request = {"op": "exec", "args": {"label": label, "source": source, "defines": self.defines.get(label)}}
         try:
-            reply = self.worker.transport(request, until=started + self.own_left_s if own else None)
+            reply = self.student.run_cell(label, source, self.defines.get(label),
+                                          until=started + self.own_left_s if own else None)
         except WorkerLost as lost:
             if lost.why != "own_cells_time":  # which ends the budget: _spent says so
                 self.errors.append(Issue(code="cell_crashed", task=self._task(label), text=text(
@@ -123,9 +122,8 @@ class Session:
             self._spent(own, started)
             return False
         self._spent(own, started)
-        self.student.keep_output(reply)
-        if "error" in reply:
-            error = reply["error"]
+        error = reply.get("error")
+        if error is not None:
             self.warnings.append(Issue(code="cell_error", task=self._task(label), text=text(
                 "issue.cell_error", cell=label, type=str(error.get("type")),
                 message=message_text(str(error.get("message")))), detail=cell_detail(source, error)))

@@ -8,7 +8,7 @@ from ..checks.core import Context, PerStudent, run_check
 from ..config import AssignmentConfig, ConfigError, GraderConfig
 from ..course import BOOK_CONTEXT, COURSE, Course
 from ..results import CheckResult, Finding, Issue, TaskResult, text
-from ..sandbox.proxy import Student, StudentError
+from ..sandbox.client import Student, StudentError
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ slot's cgroup counts it, so time that another slot took is never charged), when
 reason says when the machine was overloaded meanwhile), or at the submission's deadline,
 whichever comes first. Whatever the worker does to its own caps, the grader reads at
 most ``max_reply_mb`` per reply and keeps at most ``max_printed_kb`` of printed output
-per submission, and error texts are cut short here.
+per submission (the client, ``client.Student``, caps error texts).
 """
 import select
 import socket
@@ -16,10 +16,9 @@ from pathlib import Path
 
 from . import protocol
 from .errors import SandboxError, ZygoteGone
-from .proxy import WorkerLost
+from .client import WorkerLost
 
 MIN_POLL_S = 0.05
-MAX_ERROR_TEXT = {"type": 100, "message": 2000, "where": 500}
 
 
 class OutputBudget:
@@ -48,7 +47,7 @@ class Submission:
 
 
 class Worker:
-    """One submission's process; ``transport`` is what ``proxy.Student`` calls."""
+    """One submission's process; ``transport`` is what ``client.Student`` calls."""
 
     def __init__(self, sandbox, sock: socket.socket, submission: Submission):
         self.alive = True
@@ -89,7 +88,7 @@ class Worker:
         reply = self._checked(self._exchange(request, self._limits.cell_timeout_s if exec_op
                                              else self._limits.call_timeout_s, until))
         error = reply.get("error")
-        if exec_op and error is not None and error["type"] == "MemoryError":
+        if exec_op and isinstance(error, dict) and error.get("type") == "MemoryError":
             # what the cell allocated stays reachable from its names, and every later call
             # would fail for want of memory: end the worker as if it had crashed
             raise self._lose(f"ran out of memory ({self._limits.memory_mb} MB)", "out_of_memory",
@@ -126,17 +125,9 @@ class Worker:
                              detail=str(error)[:200]) from None
 
     def _checked(self, reply) -> dict:
-        """The reply in the shape the checks expect, with its texts capped and its printed
-        output taken from the submission's budget."""
+        """The reply as a dict, its printed output taken from the submission's budget."""
         if not isinstance(reply, dict):
             raise self._lose("it sent a reply that is not a dict", "unreadable_reply", detail="not a dict")
-        error = reply.get("error")
-        if error is not None:
-            error = error if isinstance(error, dict) else {"message": error}
-            reply["error"] = {key: str(error.get(key) or "")[:cap] or None
-                              for key, cap in MAX_ERROR_TEXT.items()}
-            reply["error"]["type"] = reply["error"]["type"] or "Error"
-            reply["error"]["message"] = reply["error"]["message"] or ""
         printed = reply.get("stdout")
         reply["stdout"] = self._printed.take(printed) if isinstance(printed, str) else ""
         return reply

@@ -11,7 +11,7 @@ from autograder.config import load_config
 from autograder.grading.task import RunSettings, grade_task
 from autograder.feedback import Say, TaskView
 from autograder.feedback.plain import task_text
-from autograder.sandbox.proxy import local_student
+from autograder.sandbox.client import local_student
 from autograder.sandbox.runner import Runner
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

@@ -13,7 +13,7 @@ from autograder.checks import core, kept_runs
 from autograder.checks.core import CheckFailed, Context, fail
 from autograder.checks.inputs import Case
 from autograder.results import text
-from autograder.sandbox.proxy import StudentError
+from autograder.sandbox.client import StudentError
 
 CTX = Context(assignment="a", task="t", seed=11, check="c", max_examples=20)
 CASES = st.lists(st.integers(0, 50), max_size=6).map(

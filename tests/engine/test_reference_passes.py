@@ -9,7 +9,7 @@ import pytest
 import reference
 from autograder.checks import TASKS
 from autograder.checks.core import Context, run_check
-from autograder.sandbox.proxy import local_student
+from autograder.sandbox.client import local_student
 from autograder.sandbox.runner import Runner
 
 SEEDS = range(50)

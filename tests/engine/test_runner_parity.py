@@ -9,7 +9,7 @@ import torch
 from autograder.checks.core import Check, CheckBlocked, Context, fail, run_check
 from autograder.results import text
 from autograder.sandbox import set_up_torch
-from autograder.sandbox.proxy import WorkerLost
+from autograder.sandbox.client import WorkerLost
 
 WHAT = text("check.message", message="a property")
 

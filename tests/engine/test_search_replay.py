@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from autograder.checks import core
 from autograder.checks.core import CheckFailed, Context, fail
 from autograder.results import text
-from autograder.sandbox.proxy import StudentError
+from autograder.sandbox.client import StudentError
 
 CTX = Context(assignment="a", task="t", seed=7, check="c", max_examples=20)
 

@@ -23,7 +23,7 @@ from autograder.grading.task import RunSettings, grade_task
 from autograder.feedback import Say
 from autograder.feedback.plain import check_message
 from autograder.results import CheckResult, TaskResult
-from autograder.sandbox.proxy import local_student
+from autograder.sandbox.client import local_student
 from autograder.sandbox.runner import Runner
 from reference.seq2seq import AttentionDecoder, init_seq2seq
 

@@ -6,7 +6,7 @@ import torch
 
 from autograder.checks.attention import MODULES, build, build_called, inputs
 from autograder.checks.inputs import Case, values
-from autograder.sandbox.proxy import RemoteModule, StudentError, local_student
+from autograder.sandbox.client import RemoteModule, StudentError, local_student
 from autograder.sandbox.runner import Runner
 
 from .harness import notebook_namespace

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from autograder.checks.core import CheckFailed, Context, fail, judged_plain, search
 from autograder.checks.inputs import BATCH_ONE, INT32, TWO_D, Case, kinds_of, plain_form, score_cases
 from autograder.results import text
-from autograder.sandbox.proxy import StudentError
+from autograder.sandbox.client import StudentError
 
 from .harness import Mutant, grade
 from .variants_spec import MUTANTS

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autograder.grading.task import grade_task
-from autograder.sandbox.proxy import Student, local_student
+from autograder.sandbox.client import Student, local_student
 from autograder.sandbox.runner import Runner
 
 from .harness import ASSIGNMENT_OF, notebook_namespace, settings

@@ -5,7 +5,7 @@ not those of every task whose code calls that name (red team: a typo in masked_s
 import pytest
 
 from autograder.grading.task import grade_task
-from autograder.sandbox.proxy import local_student
+from autograder.sandbox.client import local_student
 from autograder.sandbox.runner import Runner
 
 from .harness import ASSIGNMENT_OF, notebook_namespace, settings

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from autograder.checks import attention, decoders
 from autograder.checks.core import CheckFailed
 from autograder.checks.inputs import attention_cases, decoder_cases
-from autograder.sandbox.proxy import local_student
+from autograder.sandbox.client import local_student
 from autograder.sandbox.runner import Runner
 
 from .harness import notebook_namespace

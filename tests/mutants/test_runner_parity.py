@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from autograder.grading.task import grade_task
-from autograder.sandbox.proxy import local_student
+from autograder.sandbox.client import local_student
 from autograder.sandbox.runner import Runner
 
 from .harness import ASSIGNMENT_OF, TASK_IDS, grade, notebook_namespace, settings

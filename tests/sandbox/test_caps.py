@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from autograder.sandbox.proxy import Student, WorkerLost
+from autograder.sandbox.client import MAX_MESSAGE, MAX_TYPE_NAME, Student, WorkerLost
 
 from .helpers import LIMITS, run
 
@@ -67,4 +67,4 @@ def test_forged_error_texts_are_capped(worker):
     """Does an error reply with a megabyte of message and type name reach the checks cut short?"""
     reply = run(worker, FORGE + "os.write(fd, frame({'__dict__': [['error', {'__dict__': [\n"
                                 "    ['type', 'T' * 10**6], ['message', 'm' * 10**6]]}]]}))\n")
-    assert len(reply["error"]["type"]) == 100 and len(reply["error"]["message"]) == 2000
+    assert len(reply["error"]["type"]) == MAX_TYPE_NAME and len(reply["error"]["message"]) == MAX_MESSAGE

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox.proxy import Student, WorkerLost
+from autograder.sandbox.client import Student, WorkerLost
 
 from .helpers import LIMITS, cut_at_its_limit, processes_of, run
 

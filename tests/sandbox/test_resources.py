@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from autograder.sandbox import cgroups, preflight
-from autograder.sandbox.proxy import Student, WorkerLost
+from autograder.sandbox.client import Student, WorkerLost
 from autograder.sandbox.sandbox import Sandbox
 
 from .helpers import CAN_SANDBOX, LIMITS, SKIP_REASON, processes_of, run

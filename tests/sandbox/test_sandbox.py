@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from autograder.sandbox import confine, preflight, sandbox as sandbox_module
-from autograder.sandbox.proxy import Student, WorkerLost
+from autograder.sandbox.client import Student, WorkerLost
 from autograder.sandbox.errors import ZygoteGone
 from autograder.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxUnavailable
 
