@@ -147,9 +147,9 @@ def serve(
 ) -> None:
     """Grade students' submissions over HTTP as they hand them in, into OUTPUT (README: the service)."""
     from .config import ConfigError
-    from .service.serve import ServeOptions, prepare, run
+    from .service.serve import ServeOptions, prepare_service, run
     try:
-        prepared = prepare(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed,
+        prepared = prepare_service(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed,
                                         executor, address))
     except ConfigError as error:
         _usage_error(error)

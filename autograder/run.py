@@ -26,7 +26,7 @@ from .grading.pipeline import Batch, read_submission
 from .outputs.manual_points import ManualPoints, Tasks, read_manual_points
 from .outputs.store import OutputFolder
 from .outputs.totals import Entered, Total, entered_in, total_of
-from .pages import write_class_report
+from .report import write_class_report
 from .results import Issue, SubmissionResult, text
 from .sandbox import set_up_torch
 from .submissions.find import Submission, find_submissions, select

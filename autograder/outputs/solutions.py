@@ -1,7 +1,7 @@
 """Each student's solution cells, kept beside the result: ``DIR/solutions/<student_id>.json``.
 
 The class report compares every student's solution cells with every other's (similar
-solutions, ``autograder.pages.similarity``), and it is written over every result in the folder,
+solutions, ``autograder.report.similarity``), and it is written over every result in the folder,
 whoever graded it and when: a later ``--student`` run or the service writing one result at a
 time has none of the other students' notebooks at hand. So the store keeps, with each result,
 the cells that result was graded from (``{"student_id": ..., "cells": {task id: source}}``),

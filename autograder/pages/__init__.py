@@ -1,14 +1,11 @@
-"""Pages people look at: the student's HTML feedback and the TA's class report.
+"""The student's HTML feedback page, and the HTML every page shares (``markup``: escaping,
+the page's frame, its policy; ``figures``: heatmaps and bars drawn with matplotlib).
 
 Torch-free (a test imports this package and finds no torch): everything here renders the
-result model (``autograder.results``) with the text catalogue (``autograder.texts``) and
-draws with matplotlib.
+result model (``autograder.results``) with the text catalogue (``autograder.texts``).
 
-- ``write_student_page(view, path)``: ``DIR/feedback/<student_id>.html`` (from ``autograder.feedback``'s view);
-- ``write_class_report(results, folder, language, task_checks, entered)``: ``DIR/report.html``,
-  ``DIR/report.md``, ``DIR/similarity.csv`` and ``DIR/unexplained.csv``.
+- ``write_student_page(view, path)``: ``DIR/feedback/<student_id>.html`` (from ``autograder.feedback``'s view).
 """
-from .class_report import write_class_report
 from .student import write_student_page
 
-__all__ = ["write_class_report", "write_student_page"]
+__all__ = ["write_student_page"]

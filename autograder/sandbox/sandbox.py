@@ -68,7 +68,7 @@ from .limits import Limits, rlimits
 from .preflight import NO_CGROUP, NO_NAMESPACES, NOT_ROOT, check_available, gpu_slots, warn_once
 
 if TYPE_CHECKING:
-    from .worker import Submission, Worker
+    from .worker import SubmissionAllowance, Worker
 
 __all__ = ["Limits", "Sandbox", "SandboxError", "SandboxUnavailable", "check_available", "gpu_slots"]
 
@@ -95,7 +95,7 @@ class Sandbox:
         self._init: int | None = None  # PID 1 of the slot's namespace, as the host sees it
         self._control: socket.socket | None = None
         self._worker: "Worker | None" = None
-        self._submission: "Submission | None" = None
+        self._submission: "SubmissionAllowance | None" = None
         self._finalizer: multiprocessing.util.Finalize | None = None
         self._stderr = None  # the zygote's stderr until it has started: what a failed start said
 
@@ -176,11 +176,11 @@ class Sandbox:
         printed output is capped across them too."""
         if self._worker is not None:
             self._worker.close()
-        from .worker import Submission  # the grader's side of the wire imports torch: not before a spawn
+        from .worker import SubmissionAllowance  # the grader's side of the wire imports torch: not before a spawn
         if deadline is None:
             deadline = time.monotonic() + self.limits.submission_timeout_s
         if self._submission is None or self._submission.deadline != deadline:
-            self._submission = Submission(deadline, self.limits.max_printed_kb * 1024)
+            self._submission = SubmissionAllowance(deadline, self.limits.max_printed_kb * 1024)
         self.start()
         try:
             return self._spawn_once()

@@ -38,7 +38,7 @@ class OutputBudget:
         return kept + note
 
 
-class Submission:
+class SubmissionAllowance:
     """What one submission's workers share: its deadline and its printed-output budget."""
 
     def __init__(self, deadline: float, printed_limit: int):
@@ -49,7 +49,7 @@ class Submission:
 class Worker:
     """One submission's process; ``transport`` is what ``client.Student`` calls."""
 
-    def __init__(self, sandbox, sock: socket.socket, submission: Submission):
+    def __init__(self, sandbox, sock: socket.socket, submission: SubmissionAllowance):
         self.alive = True
         self._sandbox, self._sock, self._limits = sandbox, sock, sandbox.limits
         self._submission, self._printed = submission, submission.printed
@@ -160,7 +160,7 @@ class _TooLarge(Exception):
 class _Clock:
     """When one exchange must end, and why (see the module's docstring)."""
 
-    def __init__(self, limit: float, limits, submission: Submission, groups, until: float | None = None):
+    def __init__(self, limit: float, limits, submission: SubmissionAllowance, groups, until: float | None = None):
         now = time.monotonic()
         self.limit, self.limits, self.submission, self.groups = limit, limits, submission, groups
         self.deadline = submission.deadline

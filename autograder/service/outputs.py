@@ -18,7 +18,7 @@ from ..gradebook import CourseError
 from ..grading.task import RunSettings
 from ..outputs.manual_points import Tasks
 from ..outputs.totals import Entered, entered_in
-from ..pages import write_class_report
+from ..report import write_class_report
 from ..results import SubmissionResult
 from ..outputs.store import OutputFolder
 from .log import log

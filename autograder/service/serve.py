@@ -1,6 +1,6 @@
 """The ``serve`` verb (SPEC §5): every usage check first, then warm slots, then the server.
 
-``prepare`` turns the command line into a ``Prepared`` service or raises ``ConfigError``
+``prepare_service`` turns the command line into a ``Prepared`` service or raises ``ConfigError``
 (exit 2): grader.yml, the tokens, the sandbox, the output folder (held by one service at a
 time: ``DIR/.service/lock``), the address. ``run`` starts the grading processes (forked
 before any thread starts), the grading loop and uvicorn, and returns once stopped.
@@ -74,7 +74,7 @@ class Prepared:
     executor: Executor
 
 
-def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
+def prepare_service(options: ServeOptions, course: Course = COURSE) -> Prepared:
     """Every check that can fail before the service starts; ``ConfigError`` says what to fix."""
     set_up_torch()
     os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex)

@@ -1,4 +1,6 @@
-"""One-way imports (STYLE §1): the sandbox never sees a check or the reference; report is text."""
+"""One-way imports (STYLE §1): the rooms of the package follow the flow of a submission, and a
+room imports only rooms below it; the sandbox never sees a check or the reference; what renders
+is torch-free."""
 import ast
 from pathlib import Path
 
@@ -21,6 +23,69 @@ def imports(path: Path) -> set[str]:
     return names
 
 
+# The rooms, lowest first: the vocabulary every room shares, then the flow's stages in order
+# (a submission is found and read, its cells run and its tasks judged, by an executor, its result
+# rendered and written, the class reported on), then the service, then the verbs at the top.
+# A room may import only rooms of a lower rank; the verbs (the package's top-level modules,
+# beside the vocabulary) may also import one another.
+RANKS = {
+    "autograder": 0, "results": 0, "files": 0,         # the version; the result model; written files' rules
+    "texts": 1, "course": 1,                             # every text, both languages; where course files are
+    "sandbox": 2,                                        # runs student code; never sees a check
+    "checks": 3,                                         # judges through the sandbox's client
+    "config": 4,                                         # grader.yml, its checks validated against the checks'
+    "submissions": 5, "feedback": 5,                     # which notebooks and how read; one student's feedback
+    "grading": 6, "pages": 6,                            # one submission graded; its HTML page
+    "executors": 7, "gradebook": 7,                      # many at once; an nbgrader course's gradebook
+    "outputs": 8,                                        # the results folder, one owner
+    "report": 9,                                         # the class report
+    "service": 10,                                       # autograder serve
+    "release": 11,                                       # autograder release, a verb of its own
+}
+VERBS = 11   # cli, in_kernel, run, console, show, export, lms, release
+
+
+def room(module: str) -> str | None:
+    """The room of an ``autograder`` module (its subpackage, or the top-level module's name)."""
+    parts = module.split(".")
+    if parts[0] != "autograder":
+        return None
+    return parts[1] if len(parts) > 1 else "autograder"
+
+
+def rank(name: str) -> int:
+    return RANKS.get(name, VERBS)
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_room_imports_only_the_rooms_below_it(path):
+    """Does every module import only rooms of a lower rank (the stages before it in the flow, and
+    the vocabulary), so that a newcomer can read the package bottom-up?"""
+    own = room(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts))
+    existing = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir() if p.suffix == ".py" or p.is_dir()}
+    upward = set()
+    for name in imports(path):
+        other = room(name)
+        if other is None or other == own or other not in existing | {"autograder"}:
+            continue  # another package, its own room, or a name imported from the package itself
+        if rank(other) > rank(own) or (rank(other) == rank(own) and rank(own) != VERBS):
+            upward.add(f"{own} -> {other}")
+    assert upward == set()
+
+
+def test_every_room_has_a_rank_and_a_docstring():
+    """Is every subpackage placed in the order (a new room is placed on purpose), and does it say
+    what it holds?"""
+    rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert rooms <= set(RANKS)
+    for name in rooms:
+        assert ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text())), name
+
+
 @pytest.mark.parametrize("path", sorted((PACKAGE / "sandbox").glob("*.py")), ids=lambda p: p.name)
 def test_sandbox_imports_no_check_and_no_reference(path):
     """Could the worker's code pull a check or the reference into the student's process?"""
@@ -35,7 +100,8 @@ def test_feedback_imports_no_torch(path):
 
 
 TORCH_FREE = ["autograder.results", "autograder.texts", "autograder.feedback", "autograder.outputs.store",
-              "autograder.pages", "autograder.gradebook", "autograder.submissions.find", "autograder.course",
+              "autograder.pages", "autograder.report", "autograder.gradebook", "autograder.submissions.find",
+              "autograder.course",
               "autograder.config"]
 
 

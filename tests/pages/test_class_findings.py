@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from autograder.pages import write_class_report
-from autograder.pages.similarity import FLAG
+from autograder.report import write_class_report
+from autograder.report.similarity import FLAG
 from autograder.outputs.store import OutputFolder
 from autograder.texts import render
 from autograder.results import text
@@ -139,7 +139,7 @@ def test_a_student_alone_in_a_task_is_not_fingerprinted():
 def test_a_check_not_judged_is_no_unexplained_failure_of_its_own():
     """Gradients not judged because the output check failed: only the output check's failure
     forms a group (the blocked check would list every such student a second time)."""
-    from autograder.pages.unexplained import unexplained_groups
+    from autograder.report.unexplained import unexplained_groups
     from autograder.results import CheckResult, SubmissionResult, TaskResult
     checks = [CheckResult(name="matches the reference", passed=False, score=0, max_score=1, message="differs"),
               CheckResult(name="gradients match the reference", passed=False, score=0, max_score=1,
@@ -154,7 +154,7 @@ def test_a_check_not_judged_is_no_unexplained_failure_of_its_own():
 def test_a_task_whose_cell_did_not_run_is_no_unexplained_mistake():
     """A TA's trial: a syntax error and a deleted cell filled "shared unknown mistakes" with a row
     per check. Their tasks are left out (the student's result names the cell), others are not."""
-    from autograder.pages.unexplained import unexplained_groups
+    from autograder.report.unexplained import unexplained_groups
     from autograder.results import CheckResult, Issue, SubmissionResult, TaskResult
     checks = [CheckResult(name="matches the reference", passed=False, score=0, max_score=1, message="differs")]
 

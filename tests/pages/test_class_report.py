@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from autograder.files import visible
 from autograder.submissions.ids import student_id
-from autograder.pages import write_class_report
-from autograder.pages.class_stats import summarise
+from autograder.report import write_class_report
+from autograder.report.class_stats import summarise
 from autograder.pages.markup import say
 from autograder.results import CheckResult, SubmissionResult, TaskResult, text
 from autograder.texts import render

@@ -4,9 +4,9 @@ from collections import defaultdict
 
 import pytest
 
-from autograder.pages import write_class_report
-from autograder.pages.class_markdown import md
-from autograder.pages.class_stats import summarise
+from autograder.report import write_class_report
+from autograder.report.class_markdown import md
+from autograder.report.class_stats import summarise
 from autograder.results import SubmissionResult, text
 from autograder.texts import render
 from tests.mutants.harness import grade

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pages.class_markdown import md
-from autograder.pages.class_stats import summarise
+from autograder.report.class_markdown import md
+from autograder.report.class_stats import summarise
 from autograder.results import SubmissionResult, text
 from autograder.texts import render
 

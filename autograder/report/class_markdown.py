@@ -12,7 +12,7 @@ from ..results import Finding, text
 from .class_stats import ClassStats, Rate, bin_width, by_task
 from .similarity import FLAG
 from ..outputs.totals import total_line
-from .markup import number
+from ..pages.markup import number
 
 SIMILARITY_CSV, UNEXPLAINED_CSV = "similarity.csv", "unexplained.csv"
 LISTED_PAIRS = 50  # pairs of a task listed at most (similarity.csv has them all)

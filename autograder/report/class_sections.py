@@ -9,8 +9,8 @@ from ..results import Finding, text
 from .similarity import FLAG, Pair
 from .class_markdown import LISTED_PAIRS, SIMILARITY_CSV, UNEXPLAINED_CSV
 from .class_stats import ClassStats
-from .markup import code_block, esc, ident, number, say, table
-from .student import check_title
+from ..pages.markup import code_block, esc, ident, number, say, table
+from ..pages.student import check_title
 from .unexplained import Group
 
 SIDE_BY_SIDE = 3      # a task's most alike cells shown side by side; the other pairs listed

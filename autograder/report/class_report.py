@@ -19,8 +19,8 @@ from .similarity import Pair, discounted_code, kept_cells, similar_pairs
 from . import class_markdown, class_sections
 from .class_markdown import SIMILARITY_CSV, UNEXPLAINED_CSV, phases_text, summary_texts
 from .class_stats import ClassStats, Rate, bin_width, by_task, summarise
-from .markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
-from .student import check_title, issue_line, mistake_name
+from ..pages.markup import bar, code_block, document, esc, ident, image, number, say, table, write_atomically
+from ..pages.student import check_title, issue_line, mistake_name
 
 VISIBLE_TIMINGS = 10  # the slowest submissions shown; the others fold away
 TIMING_WIDTHS = (26, 13, 31, 17, 13)
@@ -82,7 +82,7 @@ def _scores(stats: ClassStats, language: str) -> str:
     labels = (texts.render(text("page.report.hist_x", max=number(stats.autograded_max, language)), language),
               texts.render(text("page.report.hist_y"), language))
     mean = texts.render(text("page.report.mean", mean=number(stats.mean, language)), language)
-    from . import figures  # matplotlib on first use (a run imports it while its slots grade)
+    from ..pages import figures  # matplotlib on first use (a run imports it while its slots grade)
     png = figures.score_histogram(stats.scores, stats.autograded_max, bin_width(stats.autograded_max),
                                   labels, mean)
     alt = texts.render(text("page.report.distribution"), language)
