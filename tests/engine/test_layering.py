@@ -2,6 +2,7 @@
 room imports only rooms below it; the sandbox never sees a check or the reference; what renders
 is torch-free."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,14 @@ def test_a_run_imports_nbgrader_only_for_a_course():
                           cwd=PACKAGE.parent)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "None", "True"]
+
+
+def test_the_layout_names_every_module():
+    """Does the Layout section name every module of the package, so that a newcomer reading it
+    finds each file's room?"""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    layout = readme[readme.index("## Layout"):]
+    named = set(re.findall(r"`([\w./]+?)(?:\.py)?`", layout))
+    missing = {path.relative_to(PACKAGE).with_suffix("").as_posix() for path in modules()
+               if path.stem != "__init__" and path.stem not in named}
+    assert missing == set()
