@@ -32,12 +32,18 @@ TEXTS: dict[str, tuple[str, str]] = {
         "attachments do not count); it was not graded",
         "{name}: одни только ячейки с кодом и метаданные nbgrader занимают больше {limit} МБ (выводы и "
         "вложения не считаются); работа не оценивалась"),
-    "issue.not_utf8": ("{name}: not UTF-8 text ({position}); re-download the template",
-                       "{name}: не текст в UTF-8 ({position}); скачайте шаблон заново"),
-    "issue.invalid_notebook": ("{name}: not a valid notebook ({reason}); re-download the template",
-                               "{name}: это не корректный блокнот ({reason}); скачайте шаблон заново"),
-    "issue.invalid_cells": ("the notebook's cells are malformed ({reason}); re-download the template",
-                            "ячейки блокнота повреждены ({reason}); скачайте шаблон заново"),
+    "issue.not_utf8": ("{name}: not UTF-8 text ({position}); save the notebook again from Jupyter (File → "
+                       "Download) and hand it in again",
+                       "{name}: файл не является текстом в UTF-8 ({position}); сохраните блокнот заново из "
+                       "Jupyter (File → Download) и сдайте его ещё раз"),
+    "issue.invalid_notebook": ("{name}: not a valid notebook ({reason}); save the notebook again from "
+                               "Jupyter (File → Download) and hand it in again",
+                               "{name}: некорректный блокнот ({reason}); сохраните блокнот заново из "
+                               "Jupyter (File → Download) и сдайте его ещё раз"),
+    "issue.invalid_cells": ("the notebook's cells are malformed ({reason}); save the notebook again from "
+                            "Jupyter (File → Download) and hand it in again",
+                            "ячейки блокнота повреждены ({reason}); сохраните блокнот заново из Jupyter "
+                            "(File → Download) и сдайте его ещё раз"),
     "issue.old_nbformat": ("{name}: nbformat {version}, converted to 4", "{name}: nbformat {version}, преобразован в 4"),
     "issue.wrong_assignment": (
         "this is the {other} notebook, not {assignment}: hand in your {assignment} notebook here (your TA "
