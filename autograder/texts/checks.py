@@ -9,12 +9,12 @@ Russian terms follow the course's glossary (texts/terms.py): веса внима
 _TITLES = {
     "output shape, dtype and device": "форма, тип и устройство результата",
     "rows sum to one over valid keys": "сумма весов по допустимым ключам равна 1",
-    "zero weight beyond valid length": "нулевые веса за допустимой длиной",
+    "zero weight beyond valid length": "нулевые веса за пределами допустимой длины",
     "matches the reference with 1-D valid_lens": "совпадение с эталоном при одномерных valid_lens",
     "matches the reference with 2-D valid_lens": "совпадение с эталоном при двумерных valid_lens",
     "plain softmax when valid_lens is None": "обычный софтмакс при valid_lens=None",
     "lengths above K mean all valid": "длины больше K: все ключи допустимы",
-    "finite row for valid length 0": "конечная строка при допустимой длине 0",
+    "finite row for valid length 0": "строка без NaN и inf при допустимой длине 0",
     "runs on any device": "работает на любом устройстве",
     "output shape": "форма выхода",
     "matches the reference": "совпадение с эталоном",
@@ -26,7 +26,8 @@ _TITLES = {
     "dropout as nn.Dropout in train mode": "dropout как nn.Dropout в режиме обучения",
     "state and output shapes": "формы состояния и выхода",
     "attention weights per step match the reference": "веса внимания на каждом шаге совпадают с эталоном",
-    "step by step equals teacher forcing": "пошаговое декодирование совпадает с teacher forcing",
+    "step by step equals teacher forcing": "пошаговое декодирование совпадает с декодированием всей "
+                                           "последовательности",
 }
 
 _WHAT = {
@@ -50,14 +51,14 @@ _WHAT = {
         "при valid_lens=None получается обычный софтмакс по ключам"),
     "what.masked_softmax.lengths above K mean all valid": (
         "lengths above the number of keys K keep every key",
-        "длины больше числа ключей K оставляют все ключи"),
+        "при длинах больше числа ключей K допустимы все ключи"),
     "what.masked_softmax.finite row for valid length 0": (
         "a row with valid length 0 comes out finite",
-        "строка с допустимой длиной 0 остаётся конечной"),
+        "в строке с допустимой длиной 0 нет NaN и inf"),
     "what.runs on any device": (
         "with its inputs on another device (a GPU), works as on the CPU and gives the same result there "
         "(eval and train mode, with and without lengths)",
-        "со входами на другом устройстве (GPU) работает так же, как на CPU, и даёт тот же результат "
+        "когда входы на другом устройстве (GPU), код работает так же, как на CPU, и даёт тот же результат "
         "(режимы eval и обучения, с длинами и без)"),
     "what.attention.output shape": (
         "the output is `(B, Q, v)`",
@@ -65,66 +66,68 @@ _WHAT = {
     "what.attention.matches the reference": (
         "the output equals the reference's (same weights, eval mode, float32 and float64, scores up to "
         "a few hundred)",
-        "выход совпадает с эталоном (те же параметры, режим eval, float32 и float64, оценки до нескольких сотен)"),
+        "выход совпадает с эталонным (те же параметры, режим eval, float32 и float64, оценки внимания до "
+        "нескольких сотен)"),
     "what.attention.matches the reference with 2-D valid_lens": (
         "the output equals the reference's for valid_lens of shape (B, Q)",
-        "выход совпадает с эталоном при valid_lens формы (B, Q)"),
+        "выход совпадает с эталонным при valid_lens формы (B, Q)"),
     "what.attention.queries and keys of different sizes": (
         "queries and keys of different sizes work and the output equals the reference's",
-        "запросы и ключи разной размерности работают, и выход совпадает с эталоном"),
+        "с запросами и ключами разной размерности код работает, и выход совпадает с эталонным"),
     "what.attention.attention_weights match the reference": (
         "`self.attention_weights` is `(B, Q, K)` and equals the reference's weights",
         "`self.attention_weights` имеет форму `(B, Q, K)` и совпадает с весами внимания эталона"),
     "what.attention.output equals attention_weights @ values": (
         "in eval mode the output equals attention_weights @ values row by row, rows with valid length 0 "
         "included (and finite there)",
-        "в режиме eval выход построчно равен attention_weights @ values, включая строки с допустимой "
-        "длиной 0 (и конечен в них)"),
+        "в режиме eval выход построчно равен attention_weights @ values, в том числе в строках с "
+        "допустимой длиной 0 (и в них нет NaN и inf)"),
     "what.attention.gradients match the reference": (
         "the gradients with respect to queries, keys, values and every parameter equal the reference's "
         "(float64); where your output or a gradient differs from the reference's, they agree with your own "
         "output's finite differences instead, so a formula mistake costs the output's points only",
-        "градиенты по запросам, ключам, значениям и всем параметрам совпадают с эталоном (float64); там, "
-        "где ваш выход или градиент отличается от эталона, они согласуются с конечными разностями вашего "
-        "собственного выхода, так что ошибка в формуле стоит только баллов за выход"),
+        "градиенты по запросам, ключам, значениям и всем параметрам совпадают с эталонными (float64); там, "
+        "где ваш выход или градиент отличается от эталонного, градиенты вместо этого сверяются с конечными "
+        "разностями вашего собственного выхода, так что ошибка в формуле снижает баллы только за выход"),
     "what.attention.deterministic in eval mode": (
         "in eval mode, with dropout > 0, the output equals the output without dropout, call after call",
-        "в режиме eval при dropout > 0 выход равен выходу без dropout при каждом вызове"),
+        "в режиме eval при dropout > 0 выход при каждом вызове равен выходу без dropout"),
     "what.attention.dropout as nn.Dropout in train mode": (
         "in train mode each attention weight is zeroed with probability p and the kept ones are scaled "
         "by 1/(1 - p), before the product with the values; attention_weights keeps them before dropout",
-        "в режиме обучения каждый вес внимания обнуляется с вероятностью p, а оставшиеся умножаются на "
-        "1/(1 - p) до умножения на значения; attention_weights хранит веса до dropout"),
+        "в режиме обучения, до умножения на значения, каждый вес внимания обнуляется с вероятностью p, а "
+        "оставшиеся умножаются на 1/(1 - p); attention_weights хранит веса до dropout"),
     "what.decoder.state and output shapes": (
         "init_state and forward follow the state contract and the shapes of the assignment",
-        "init_state и forward соблюдают контракт состояния и формы из задания"),
+        "init_state и forward возвращают состояние и выход в том виде и тех формах, что описаны в задании"),
     "what.decoder.matches the reference": (
         "logits equal the reference decoder's (same weights, same encoder outputs, float32 and float64, "
         "with and without enc_valid_lens)",
-        "логиты совпадают с эталонным декодировщиком (те же параметры и выходы кодировщика, float32 и "
-        "float64, с enc_valid_lens и без)"),
+        "логиты совпадают с логитами эталонного декодировщика (те же параметры и выходы кодировщика, "
+        "float32 и float64, с enc_valid_lens и без)"),
     "what.decoder.attention weights per step match the reference": (
         "attention_weights holds one (B, 1, T) tensor per step, each equal to the reference's weights at "
         "that step, after the whole target ran and when decoding one step per call; in train mode they are "
         "kept before dropout",
-        "attention_weights хранит по тензору (B, 1, T) на шаг, и каждый равен весам внимания эталона на "
-        "этом шаге, после декодирования всей цели и при декодировании по шагу за вызов; в режиме обучения "
-        "они хранятся до dropout"),
+        "attention_weights содержит по одному тензору формы (B, 1, T) на каждый шаг, и каждый равен весам "
+        "внимания эталона на этом шаге — как после декодирования всей целевой последовательности сразу, "
+        "так и при декодировании по одному шагу за вызов; в режиме обучения веса хранятся до dropout"),
     "what.decoder.step by step equals teacher forcing": (
         "decoding one step at a time with the carried state equals decoding the whole target",
-        "пошаговое декодирование с передачей состояния совпадает с декодированием всей цели сразу"),
+        "пошаговое декодирование с передачей состояния совпадает с декодированием всей целевой "
+        "последовательности сразу"),
     "what.decoder.gradients match the reference": (
         "the gradients with respect to the encoder's outputs and state and to every parameter of "
         "`embedding`, `rnn`, `dense` and `attention` equal the reference's (float64); where the logits or a "
         "gradient differ from the reference's, they agree with your own logits' finite differences instead",
         "градиенты по выходам и состоянию кодировщика и по всем параметрам `embedding`, `rnn`, `dense` и "
-        "`attention` совпадают с эталоном (float64); там, где логиты или градиент отличаются от эталона, они "
-        "согласуются с конечными разностями ваших собственных логитов"),
+        "`attention` совпадают с эталонными (float64); там, где логиты или градиент отличаются от "
+        "эталонных, градиенты вместо этого сверяются с конечными разностями ваших собственных логитов"),
     "what.decoder.deterministic in eval mode": (
         "in eval mode, with dropout > 0, the logits equal the logits without dropout, and decoding again "
         "from the same state gives them again",
-        "в режиме eval при dropout > 0 логиты равны логитам без dropout, и повторное декодирование из "
-        "того же состояния даёт их снова"),
+        "в режиме eval при dropout > 0 логиты равны логитам без dropout, и повторное декодирование из того "
+        "же состояния даёт те же логиты"),
 }
 
 _PROBLEMS = {
@@ -140,9 +143,9 @@ _PROBLEMS = {
         "the reference's weights are copied into your module by name, and your {name} has another shape "
         "than the reference's: check which sizes it maps from and to (W_q maps the query size to num_hiddens, "
         "W_k the key size; a decoder's dense maps num_hiddens to vocab_size)",
-        "веса эталона копируются в ваш модуль по именам, а ваш {name} другой формы, чем у эталона: проверьте, "
-        "из какого размера в какой он отображает (W_q — из размера запросов в num_hiddens, W_k — из размера "
-        "ключей; dense декодировщика — из num_hiddens в vocab_size)"),
+        "веса эталона копируются в ваш модуль по именам, а ваш {name} другой формы, чем у эталона: "
+        "проверьте, из какой размерности в какую он отображает (W_q — из размерности запросов в "
+        "num_hiddens, W_k — из размерности ключей; dense декодировщика — из num_hiddens в vocab_size)"),
     "check.raised": ("your code raised {type}{message}{where}",
                      "ваш код вызвал исключение {type}{message}{where}"),
     "check.message": (": {message}", ": {message}"),
@@ -159,18 +162,19 @@ _PROBLEMS = {
     "tensor.attention_output": ("attention output", "выход внимания"),
     "tensor.stored_weights": ("attention_weights", "attention_weights"),
     "tensor.logits": ("decoder logits", "логиты декодировщика"),
-    "softmax.row_sums": ("weight on the valid keys of each row", "сумма весов по допустимым ключам строки"),
+    "softmax.row_sums": ("weight on the valid keys of each row",
+                         "сумма весов допустимых ключей в каждой строке"),
     "softmax.beyond_lens": ("weights beyond valid_lens", "веса за пределами valid_lens"),
     "softmax.not_finite": ("a row with valid length 0 is not finite (NaN or inf)",
                            "строка с допустимой длиной 0 содержит NaN или inf"),
-    "softmax.finite_row": ("finite weights (uniform or zeros)", "конечные веса (равномерные или нули)"),
+    "softmax.finite_row": ("finite weights (uniform or zeros)", "веса без NaN и inf (равномерные или нули)"),
     "softmax.dtype_device": ("the output's dtype or device differs from the input's",
-                             "тип или устройство результата отличаются от входа"),
+                             "тип или устройство результата не такие, как у входа"),
     "softmax.writes_input": (
         "masked_softmax writes into its input X (a reshape is a view, and X[~mask] = value assigns "
         "through it); use masked_fill, which returns a new tensor",
-        "masked_softmax записывает во входной X (reshape возвращает представление, и X[~mask] = value "
-        "пишет через него); используйте masked_fill: он возвращает новый тензор"),
+        "masked_softmax записывает значения в свой вход X (reshape возвращает представление (view) того же "
+        "тензора, и X[~mask] = value пишет через него); используйте masked_fill: он возвращает новый тензор"),
     "attention.parameters_missing": (
         "parameters {missing} not found: the assignment names them {names}",
         "параметры {missing} не найдены: в задании они называются {names}"),
@@ -183,62 +187,72 @@ _PROBLEMS = {
     "context.as_decoder": (
         "{what} of a call as the book's decoder makes it (keys and values are "
         "`enc_outputs.permute(1, 0, 2)`, not contiguous; {keys} keys; queries far from every key), {moment}",
-        "{what} при вызове, как в декодере книги (ключи и значения — `enc_outputs.permute(1, 0, 2)`, "
-        "не непрерывные в памяти; {keys} ключей; запросы далеко от всех ключей), {moment}"),
+        "{what} при вызове, как в декодировщике книги (ключи и значения — `enc_outputs.permute(1, 0, 2)`, "
+        "тензор, не лежащий в памяти непрерывно; число ключей — {keys}; запросы далеко от всех ключей), "
+        "{moment}"),
     "context.none_after_lens": (
         "{what} of a call with `valid_lens=None` right after a call with lengths (nothing is masked now), {moment}",
         "{what} при вызове с `valid_lens=None` сразу после вызова с длинами (теперь ничего не маскируется), "
         "{moment}"),
     "context.other_size": (
         "{what} of a call with another feature size d than the calls before (its scale is this call's), {moment}",
-        "{what} при вызове с другим числом признаков d, чем у предыдущих вызовов (масштаб — этого вызова), "
-        "{moment}"),
+        "{what} при вызове с другим числом признаков d, чем в предыдущих вызовах (масштаб должен "
+        "соответствовать d этого вызова), {moment}"),
     "context.train_mode": ("{what} of a call in train mode at `dropout=0`, as in training, {moment}",
-                           "{what} при вызове в режиме обучения с `dropout=0`, как при обучении, {moment}"),
+                           "{what} при вызове в режиме обучения с `dropout=0`, как в цикле обучения, "
+                           "{moment}"),
     "context.long_source": ("{what} of the whole target decoded at once over {steps} source steps",
-                            "{what} при декодировании всей целевой последовательности сразу, {steps} шагов источника"),
+                            "{what} при декодировании всей целевой последовательности сразу (длина "
+                            "исходной последовательности — {steps})"),
     "context.predict_step": (
         "{what} as the book's `predict_step` decodes (one step per `forward` call, the returned state "
         "carried; {steps} source steps), {moment}",
         "{what} при декодировании, как в `predict_step` книги (один шаг за вызов `forward`, возвращённое "
-        "состояние передаётся дальше; {steps} шагов источника), {moment}"),
+        "состояние передаётся дальше; длина исходной последовательности — {steps}), {moment}"),
     "context.one_step_weights": (
         "after a one-step `forward` call, attention_weights must list exactly one tensor, that step's "
         "(`predict_step` reads it after every call: start a new list in each `forward`), {moment}",
-        "после вызова `forward` на один шаг attention_weights должен содержать ровно один тензор, этого шага "
-        "(`predict_step` читает его после каждого вызова: заводите новый список в каждом `forward`), {moment}"),
+        "после вызова `forward` на один шаг attention_weights должен содержать ровно один тензор — веса "
+        "этого шага (`predict_step` читает их после каждого вызова: заводите новый список в каждом "
+        "`forward`), {moment}"),
     "context.inputs_overwritten": (
         "{what} of a call on the first call's key and value tensors with new values written into them (a "
         "training loop reuses its buffers: nothing may be kept by a tensor's identity), {moment}",
-        "{what} при вызове с теми же тензорами ключей и значений, что и в первом вызове, но с записанными в них "
-        "новыми значениями (цикл обучения переиспользует буферы: ничего нельзя запоминать по тензору), {moment}"),
+        "{what} при вызове с теми же тензорами ключей и значений, что и в первом вызове, но с записанными "
+        "в них новыми значениями (цикл обучения переиспользует буферы: нельзя ничего кэшировать в расчёте "
+        "на то, что в том же тензоре те же значения), {moment}"),
     "context.dropout_never_acts": (
         "in train mode at `dropout=0.5` the logits are exactly those of eval mode: the attention's dropout "
         "never reaches the context. The context must be `dropout(weights) @ values`, what the attention "
         "module returns, not the weights it keeps before dropout times the values",
-        "в режиме обучения с `dropout=0.5` логиты в точности те же, что в режиме оценки: дропаут внимания "
-        "не доходит до контекста. Контекст должен быть `dropout(weights) @ values`, то, что возвращает модуль "
-        "внимания, а не веса, сохранённые до дропаута, умноженные на значения"),
+        "в режиме обучения с `dropout=0.5` логиты в точности те же, что в режиме eval: dropout внимания не "
+        "влияет на контекст. Контекст должен быть равен `dropout(weights) @ values` — тому, что возвращает "
+        "модуль внимания, — а не произведению сохранённых до dropout весов на значения"),
     "context.dropout_acts_expected": ("logits that change in train mode (dropout 0.5 on the attention weights)",
-                                      "логиты, меняющиеся в режиме обучения (дропаут 0.5 на весах внимания)"),
-    "context.dropout_acts_got": ("the logits of eval mode", "логиты режима оценки"),
+                                      "логиты, которые меняются в режиме обучения (dropout 0,5 на весах "
+                                      "внимания)"),
+    "context.dropout_acts_got": ("the logits of eval mode", "логиты режима eval"),
     "context.now": ("as the call returned it", "сразу после вызова"),
     "context.later": (
         "read again after the later calls (a later call must not change what an earlier one returned: "
         "return a new tensor, not a view of a buffer the next call overwrites)",
-        "прочитанный снова после следующих вызовов (следующий вызов не должен менять то, что вернул "
-        "предыдущий: возвращайте новый тензор, а не представление буфера, который перезапишет следующий вызов)"),
+        "при повторном чтении после следующих вызовов (следующий вызов не должен менять то, что вернул "
+        "предыдущий: возвращайте новый тензор, а не представление буфера, который перезапишет следующий "
+        "вызов)"),
     "attention.empty_row_not_finite": (
         "the output of a query with valid length 0 is not finite (NaN or inf)",
-        "выход для запроса с допустимой длиной 0 не конечен (NaN или inf)"),
-    "attention.law_output": ("output against attention_weights @ values", "выход против attention_weights @ values"),
+        "выход для запроса с допустимой длиной 0 содержит NaN или inf"),
+    "attention.law_output": ("output against attention_weights @ values",
+                             "выход в сравнении с attention_weights @ values"),
     "attention.older_signature": (
         "{got} is the older book's signature; this notebook's class is called as {expected}",
         "{got} — сигнатура из старого издания книги; в этом блокноте класс вызывается как {expected}"),
     "dropout.not_scaled": (
         "with dropout={p} in train mode, the weights are not either 0 or scaled by 1/(1 - p) as nn.Dropout does",
-        "при dropout={p} в режиме обучения веса не равны ни 0, ни весам, умноженным на 1/(1 - p), как в nn.Dropout"),
-    "dropout.zero_or_scaled": ("each weight 0 or multiplied by {factor:.4g}", "каждый вес 0 или умножен на {factor:.4g}"),
+        "при dropout={p} в режиме обучения веса не равны ни 0, ни исходным весам, умноженным на 1/(1 - p), "
+        "как делает nn.Dropout"),
+    "dropout.zero_or_scaled": ("each weight 0 or multiplied by {factor:.4g}",
+                               "каждый вес равен 0 или умножен на {factor:.4g}"),
     "dropout.rate": (
         "with dropout={p} in train mode, the share of zeroed weights is far from p",
         "при dropout={p} в режиме обучения доля обнулённых весов далека от p"),
@@ -250,11 +264,11 @@ _PROBLEMS = {
         "they were checked against your own forward (finite differences in float64), as your output or your "
         "gradients are not the reference's. Something cuts or bends the gradient: .detach(), .data, "
         "torch.no_grad(), a NumPy round trip, .item(), or an in-place write into a tensor autograd still needs",
-        "вдоль случайного направления по {name} (output * R).sum() меняется не так, как говорят ваши "
+        "вдоль случайного направления по {name} (output * R).sum() меняется не так, как предсказывают ваши "
         "градиенты: они проверены по вашему собственному прямому проходу (конечные разности в float64), "
-        "так как ваш выход или ваши градиенты не совпадают с эталоном. Что-то обрывает или искажает "
-        "градиент: .detach(), .data, torch.no_grad(), переход через NumPy, .item() или запись на месте в "
-        "тензор, который ещё нужен autograd"),
+        "так как ваш выход или ваши градиенты не совпадают с эталонными. Что-то обрывает или искажает "
+        "градиент: .detach(), .data, torch.no_grad(), переход через NumPy, .item() или запись на месте "
+        "(in-place) в тензор, который ещё нужен autograd"),
     "gradients.the_parameters": ("the parameters", "параметрам"),
     "gradients.by_differences": ("{value} (finite differences of your own output)",
                                  "{value} (конечные разности вашего собственного выхода)"),
@@ -290,13 +304,14 @@ _PROBLEMS = {
         "состояние, ни читать своё, хранимое в модуле между вызовами)"),
     "decoder.new_hidden": ("the new hidden state", "новое скрытое состояние"),
     "decoder.weights_per_step": ("attention_weights must list one tensor per decoding step ({steps})",
-                                 "attention_weights должен содержать по тензору на каждый шаг декодирования ({steps})"),
+                                 "attention_weights должен содержать по одному тензору на каждый шаг "
+                                 "декодирования ({steps})"),
     "decoder.step_weights": ("attention_weights of step {step}", "attention_weights шага {step}"),
     "decoder.train_weights": (
         "row sums of attention_weights of step {step} in train mode at dropout 0.5: the weights are kept "
         "before dropout, so each row sums to one",
-        "суммы строк attention_weights шага {step} в режиме обучения при dropout 0.5: веса хранятся до "
-        "dropout, поэтому каждая строка в сумме даёт единицу"),
+        "суммы строк attention_weights шага {step} в режиме обучения при dropout 0,5: веса хранятся до "
+        "dropout, поэтому сумма каждой строки равна 1"),
     "decoder.step_logits": ("logits decoded one step at a time", "логиты при пошаговом декодировании"),
     "devices.mixes": (
         "on another device (a GPU) your code mixes devices{where}: a tensor is created on the CPU while "
@@ -309,9 +324,10 @@ _PROBLEMS = {
         "module kept a tensor from an earlier call (a cache) on the device of that call: here the same "
         "module ran on the CPU first; a module's result may depend only on its parameters and this call",
         "на другом устройстве (GPU) ваш код смешивает устройства{where}: тензор создаётся на CPU, а входы "
-        "лежат на другом устройстве; передайте device=X.device (или используйте torch.*_like и методы тензора). "
-        "Или модуль хранит тензор с прошлого вызова (кэш) на устройстве того вызова: здесь тот же модуль "
-        "сначала работал на CPU; результат модуля может зависеть только от его параметров и этого вызова"),
+        "лежат на другом устройстве; передайте device=X.device (или используйте torch.*_like и методы "
+        "тензора). Или модуль хранит тензор с прошлого вызова (кэш) на устройстве того вызова: здесь тот "
+        "же модуль сначала работал на CPU; результат модуля должен зависеть только от его параметров и "
+        "входов этого вызова"),
     "devices.result_on_cpu": (
         "for inputs on another device (a GPU) the result comes back on the CPU: it is built in a tensor "
         "created without device=",
@@ -324,8 +340,8 @@ _PROBLEMS = {
     "devices.differs": (
         "with its inputs on another device (a GPU) your code returns another structure, shape or dtype than "
         "on the CPU",
-        "когда входы на другом устройстве (GPU), ваш код возвращает другую структуру, форму или dtype, чем "
-        "на CPU"),
+        "когда входы на другом устройстве (GPU), ваш код возвращает результат другой структуры, формы или "
+        "типа, чем на CPU"),
     "devices.runs_nowhere": (
         "your code raises {type} on the CPU for every input of this check{message}, so it runs on no device",
         "ваш код вызывает исключение {type} на CPU для всех входов этой проверки{message}, то есть не "
@@ -333,13 +349,14 @@ _PROBLEMS = {
     "check.passed_as_own": (
         "passed against what your code's own mistake gives, not against the reference: that mistake is "
         "charged once, by “{main}”",
-        "зачтено по тому, что даёт ошибка вашего же кода, а не по эталону: эта ошибка учтена один раз, "
-        "в проверке «{main}»"),
+        "зачтено при сравнении не с эталоном, а с тем, что даёт ваш код с его собственной ошибкой: эта "
+        "ошибка учтена один раз, в проверке «{main}»"),
     "check.judged_plain.two_d_lengths": (
         "passed; your code raises on valid_lens of shape (B, Q), which is charged once, by “{check}”: "
         "here those examples were judged with each sentence's first row of lengths, shape (B,)",
-        "зачтено; ваш код вызывает исключение на valid_lens формы (B, Q), и это учтено один раз, в проверке "
-        "«{check}»: здесь такие примеры проверены с первой строкой длин каждого предложения, формы (B,)"),
+        "зачтено; ваш код вызывает исключение на valid_lens формы (B, Q), и это учтено один раз, в "
+        "проверке «{check}»: здесь такие примеры проверены с длинами формы (B,) — для каждого предложения "
+        "взята первая строка его длин"),
     "check.judged_plain.int32_lengths": (
         "passed; your code raises on int32 lengths, which is charged once, by “{check}”: here those "
         "examples were judged with the same lengths as int64",
@@ -348,10 +365,11 @@ _PROBLEMS = {
     "check.judged_plain.batch_of_one": (
         "passed; your code raises on a batch of one, which is charged once, by “{check}”: here those "
         "examples were judged with their one sentence twice (a batch of two)",
-        "зачтено; ваш код вызывает исключение на пакете из одного примера, и это учтено один раз, в проверке "
-        "«{check}»: здесь такие примеры проверены с тем же примером дважды (пакет из двух)"),
+        "зачтено; ваш код вызывает исключение на батче из одного примера, и это учтено один раз, в "
+        "проверке «{check}»: здесь такие примеры проверены в батче из двух, с тем же примером дважды"),
     "task.not_defined": ("{name} is not defined: run its cell (grade id {task}) without errors",
-                         "{name} не определено: ячейка {task} должна выполняться без ошибок"),
+                         "имя {name} не определено: выполните без ошибок ячейку, где оно определяется "
+                         "(grade id {task})"),
     "task.not_finished": ("not run: the code did not finish", "не выполнялась: код не завершился"),
 }
 

@@ -5,9 +5,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "feedback.title": ("Feedback: {student} / {assignment}", "Разбор работы: {student} / {assignment}"),
     "feedback.score": ("autograded {score} / {max}", "автоматическая оценка {score} / {max}"),
     "feedback.manual_pending": ("written answers ({points} points) are graded by your TA",
-                                "письменные ответы ({points} б.) оценит ассистент"),
+                                "письменные ответы (максимум баллов — {points}) оценит ассистент"),
     "feedback.checked": ("checked", "проверялось"),
-    "feedback.input": ("smallest failing input", "наименьший пример, на котором ошибка"),
+    "feedback.input": ("smallest failing input", "наименьший пример, на котором проверка не пройдена"),
     "feedback.expected": ("expected", "ожидалось"),
     "feedback.got": ("got", "получено"),
     "feedback.where": ("where", "подробнее"),
@@ -23,8 +23,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "feedback.blocked_by": (
         "not judged: {check} failed first, and this check cannot tell its own property apart from "
         "that failure",
-        "не оценено: раньше не пройдена проверка «{check}», и эта проверка не может отличить своё "
-        "свойство от той ошибки"),
+        "не оценено: до этого не пройдена проверка «{check}», и результат этой проверки нельзя отделить от "
+        "той ошибки"),
     "feedback.not_graded": ("No check ran: the notebook could not be graded (see the errors below).",
                             "Проверки не запускались: блокнот не удалось оценить (см. ошибки ниже)."),
 }

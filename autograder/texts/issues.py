@@ -4,46 +4,54 @@ TEXTS: dict[str, tuple[str, str]] = {
     "issue.missing": ("{path}: no notebook found", "{path}: блокнот не найден"),
     "issue.not_regular": (
         "{path} is a symbolic link or another non-regular file; it was not read (hand in the notebook itself)",
-        "{path} — символическая ссылка или другой необычный файл; он не читался (сдайте сам блокнот)"),
+        "{path} — символическая ссылка или другой специальный файл; он не читался (сдайте сам блокнот)"),
     "issue.other_notebook": (
         "graded {name}: your folder has no {expected}, and {name} is the only other notebook in it "
         "that could be this assignment's (hand in {expected} next time)",
-        "оценён {name}: в вашей папке нет {expected}, и {name} — единственный другой блокнот в ней, "
-        "который может быть этим заданием (в следующий раз сдавайте {expected})"),
+        "оценён блокнот {name}: в вашей папке нет {expected}, и {name} — единственный другой блокнот в "
+        "ней, который может относиться к этому заданию (в следующий раз сдавайте блокнот под именем "
+        "{expected})"),
     "issue.id_from_folder": (
         "graded as student {id}, the name of the folder it is the only notebook in ({file}); if "
         "{id} is not you, tell your TA",
-        "оценено как работа студента {id}, по имени папки, в которой это единственный ноутбук ({file}); "
+        "оценено как работа студента {id} — по имени папки, в которой этот блокнот единственный ({file}); "
         "если {id} — не вы, сообщите ассистенту"),
     "issue.id_claimed_twice": (
         "graded as {path}, its path: another notebook in the class also has the name {id} (tell your "
         "TA which is yours)",
-        "оценено как {path}, по пути к файлу: у другого ноутбука в группе то же имя {id} (сообщите "
+        "оценено под именем {path} (путь к файлу): у другого блокнота в группе то же имя {id} (сообщите "
         "ассистенту, какой из них ваш)"),
     "issue.several_notebooks": (
         "no {expected} in your folder, and several other notebooks ({names}): none was graded; "
         "hand in your work as {expected}",
-        "в вашей папке нет {expected}, зато есть несколько других блокнотов ({names}): ни один не "
-        "оценён; сдайте работу как {expected}"),
+        "в вашей папке нет {expected}, но есть несколько других блокнотов ({names}): ни один не оценён; "
+        "сдайте работу под именем {expected}"),
     "issue.too_large": ("{name} is larger than {limit} MB; it was not read",
                         "{name} больше {limit} МБ; файл не читался"),
     "issue.too_much_code": (
         "{name}: its code cells and nbgrader metadata alone take more than {limit} MB (outputs and "
         "attachments do not count); it was not graded",
-        "{name}: одни только ячейки с кодом и метаданные nbgrader занимают больше {limit} МБ (выводы и "
-        "вложения не считаются); работа не оценивалась"),
-    "issue.not_utf8": ("{name}: not UTF-8 text ({position}); re-download the template",
-                       "{name}: не текст в UTF-8 ({position}); скачайте шаблон заново"),
-    "issue.invalid_notebook": ("{name}: not a valid notebook ({reason}); re-download the template",
-                               "{name}: это не корректный блокнот ({reason}); скачайте шаблон заново"),
-    "issue.invalid_cells": ("the notebook's cells are malformed ({reason}); re-download the template",
-                            "ячейки блокнота повреждены ({reason}); скачайте шаблон заново"),
-    "issue.old_nbformat": ("{name}: nbformat {version}, converted to 4", "{name}: nbformat {version}, преобразован в 4"),
+        "{name}: одни только ячейки с кодом и метаданные nbgrader занимают больше {limit} МБ (вывод ячеек "
+        "и вложения не учитываются); работа не оценивалась"),
+    "issue.not_utf8": ("{name}: not UTF-8 text ({position}); save the notebook again from Jupyter (File → "
+                       "Download) and hand it in again",
+                       "{name}: файл не является текстом в UTF-8 ({position}); сохраните блокнот заново из "
+                       "Jupyter (File → Download) и сдайте его ещё раз"),
+    "issue.invalid_notebook": ("{name}: not a valid notebook ({reason}); save the notebook again from "
+                               "Jupyter (File → Download) and hand it in again",
+                               "{name}: некорректный блокнот ({reason}); сохраните блокнот заново из "
+                               "Jupyter (File → Download) и сдайте его ещё раз"),
+    "issue.invalid_cells": ("the notebook's cells are malformed ({reason}); save the notebook again from "
+                            "Jupyter (File → Download) and hand it in again",
+                            "ячейки блокнота повреждены ({reason}); сохраните блокнот заново из Jupyter "
+                            "(File → Download) и сдайте его ещё раз"),
+    "issue.old_nbformat": ("{name}: nbformat {version}, converted to 4",
+                           "{name}: формат nbformat {version}, блокнот преобразован в версию 4"),
     "issue.wrong_assignment": (
         "this is the {other} notebook, not {assignment}: hand in your {assignment} notebook here (your TA "
         "grades the {other} one with that assignment)",
         "это блокнот задания {other}, а не {assignment}: сдайте сюда блокнот {assignment} (блокнот {other} "
-        "ассистент оценивает вместе с тем заданием)"),
+        "ассистент оценит в рамках того задания)"),
     "issue.no_nbgrader_metadata": (
         "no cell carries nbgrader's metadata (was the work copied into a new notebook?): the cells "
         "ran in their order and each task was graded by the name it defines; hand in the released "
@@ -52,24 +60,27 @@ TEXTS: dict[str, tuple[str, str]] = {
         "выполнены по порядку, а каждая задача оценена по имени, которое она определяет; в следующий "
         "раз сдавайте выданный блокнот"),
     "issue.bad_grade_id": ("cell {cell}: its grade id is not a string; it runs as your own cell",
-                           "ячейка {cell}: её grade id не строка; она выполняется как ваша собственная"),
+                           "ячейка {cell}: её grade id — не строка; она выполняется как ваша собственная "
+                           "ячейка"),
     "issue.duplicate_cell": ("grade id {gid!r} appears again (cell {cell}); only the first is used",
-                             "grade id {gid!r} встречается повторно (ячейка {cell}); используется только первая"),
+                             "grade id {gid!r} встречается повторно (ячейка {cell}); используется только "
+                             "первая ячейка с ним"),
     "issue.unknown_grade_id": (
         "cell {cell} has grade id {gid!r}, which the assignment does not have; it runs as your own cell",
-        "у ячейки {cell} grade id {gid!r}, которого нет в задании; она выполняется как ваша собственная"),
+        "у ячейки {cell} grade id {gid!r}, которого нет в задании; она выполняется как ваша собственная "
+        "ячейка"),
     "issue.graded_on_book_base": (
         "{name} is built on another task's class of yours, which loses points in its own task: {name} was "
         "graded on the book's version of that class instead, so that one mistake costs points once",
-        "{name} унаследован от вашего класса из другой задачи, который теряет баллы в своей задаче: {name} "
-        "проверен на версии этого класса из книги, чтобы одна ошибка не стоила баллов дважды"),
+        "{name} унаследован от вашего класса из другой задачи, а тот теряет баллы в своей задаче: поэтому "
+        "{name} проверен с версией этого класса из книги, чтобы за одну ошибку баллы не снимались дважды"),
     "issue.magic_removed": (
         "cell {cell}: IPython's magics (%), shell commands (!) and help (?) do nothing in grading; "
         "the code under %time and %%time runs",
-        "ячейка {cell}: магические команды IPython (%), команды оболочки (!) и справка (?) при оценивании "
+        "ячейка {cell}: магические команды IPython (%), команды оболочки (!) и справка (?) при проверке "
         "ничего не делают; код под %time и %%time выполняется"),
     "issue.points_changed": ("cell {gid!r}: points changed from {old} to {new}; the source's count",
-                             "ячейка {gid!r}: баллы изменены с {old} на {new}; учитываются исходные"),
+                             "ячейка {gid!r}: баллы изменены с {old} на {new}; учитываются исходные баллы"),
     "issue.cell_type_changed": ("cell {gid!r}: its nbgrader type was changed; the source's is used",
                                 "ячейка {gid!r}: её тип в nbgrader изменён; используется исходный"),
     "issue.locked_cell_edited": (
@@ -78,18 +89,19 @@ TEXTS: dict[str, tuple[str, str]] = {
         "используется исходная версия"),
     "issue.deleted_solution": ("the solution cell {gid!r} is missing", "ячейка решения {gid!r} отсутствует"),
     "issue.deleted_locked": ("the locked cell {gid!r} was missing; the source's version runs in its place",
-                             "закрытая ячейка {gid!r} отсутствовала; вместо неё выполнена исходная версия"),
+                             "отсутствовала ячейка {gid!r} (только для чтения); вместо неё выполнена "
+                             "исходная версия"),
     "issue.redefined_later": (
         "{name} is defined again after its solution cell (in cell {cell}); as nbgrader's test right after "
         "the solution cell does, the solution cell's {name} was graded. Keep the answer in that cell",
-        "{name} определено ещё раз после ячейки решения (в ячейке {cell}); как и тест nbgrader сразу после "
-        "ячейки решения, проверено {name} из ячейки решения. Держите ответ в этой ячейке"),
+        "{name} определяется ещё раз после ячейки решения (в ячейке {cell}); как и тест nbgrader, идущий "
+        "сразу после ячейки решения, проверка взяла {name} из ячейки решения. Держите ответ в этой ячейке"),
     "issue.cell_error": ("cell {cell} raised {type}{message}", "ячейка {cell} вызвала исключение {type}{message}"),
     "issue.cell_crashed": ("cell {cell}: {reason}; it was skipped and the other cells were run again",
                            "ячейка {cell}: {reason}; она пропущена, остальные ячейки выполнены заново"),
     "issue.worker_lost": ("your code could not be run to the end: {reason}",
                           "ваш код не удалось выполнить до конца: {reason}"),
-    "issue.more_issues": ("{count} more of these were not kept", "ещё {count} таких сообщений не сохранено"),
+    "issue.more_issues": ("{count} more of these were not kept", "не сохранены ещё такие сообщения: {count}"),
     "issue.grader_failed": ("the grader itself failed on this submission ({detail}); it will be graded "
                             "again on the next run",
                             "проверяющая программа дала сбой на этой работе ({detail}); работа будет "
@@ -106,23 +118,25 @@ TEXTS: dict[str, tuple[str, str]] = {
     "lost.closed": ("the worker was closed", "процесс уже закрыт"),
     "lost.lost": ("the process was lost", "процесс потерян"),
     "lost.out_of_memory": ("ran out of memory ({mb} MB)", "не хватило памяти ({mb} МБ)"),
-    "lost.cpu_timeout": ("timed out after {seconds} s of CPU time", "не уложился в {seconds} с процессорного времени"),
+    "lost.cpu_timeout": ("timed out after {seconds} s of CPU time",
+                         "превышен лимит процессорного времени ({seconds} с)"),
     "lost.wall_timeout": ("timed out after {wall} s of wall-clock time, with {cpu} s of CPU time",
-                          "не завершился за {wall} с по часам (процессорного времени {cpu} с)"),
+                          "превышен лимит реального времени ({wall} с; процессорного времени — {cpu} с)"),
     "lost.wall_timeout_overloaded": (
         "timed out after {wall} s of wall-clock time, with {cpu} s of CPU time; the machine was overloaded "
         "(work waited for a CPU {share} of the time), so this is not held against your code's speed",
-        "не завершился за {wall} с по часам (процессорного времени {cpu} с); машина была перегружена "
-        "(задачи ждали процессор {share} времени), так что скорость вашего кода тут ни при чём"),
+        "превышен лимит реального времени ({wall} с; процессорного времени — {cpu} с); машина была "
+        "перегружена (задачи ждали процессор {share} времени), так что скорость вашего кода тут ни при чём"),
     "lost.submission_time": ("the submission used up its {seconds} s", "работа исчерпала отведённые ей {seconds} с"),
-    "lost.reply_too_large": ("it sent a reply larger than {mb} MB", "он вернул ответ больше {mb} МБ"),
+    "lost.reply_too_large": ("it sent a reply larger than {mb} MB", "процесс вернул ответ больше {mb} МБ"),
     "lost.exited": ("the process exited (os._exit or a crash)", "процесс завершился (os._exit или аварийно)"),
     "lost.exit_status": ("the process exited (os._exit or a crash) with status {status}",
                          "процесс завершился (os._exit или аварийно) с кодом {status}"),
     "lost.killed_by": ("the process was killed by {signal} (a crash)", "процесс убит сигналом {signal} (аварийно)"),
-    "lost.unreadable_reply": ("it sent an unreadable reply ({detail})", "он вернул нечитаемый ответ ({detail})"),
+    "lost.unreadable_reply": ("it sent an unreadable reply ({detail})",
+                              "процесс вернул нечитаемый ответ ({detail})"),
     "lost.too_many_crashes": ("{count} of the cells you added ended the process",
-                              "добавленные вами ячейки {count} раз завершили процесс"),
+                              "процесс завершили добавленные вами ячейки (их {count})"),
     "lost.own_cells_time": ("the cells you added used up their {seconds} s",
                             "добавленные вами ячейки исчерпали отведённые им {seconds} с"),
     "issue.own_cells_cut": (

@@ -8,7 +8,7 @@ the student's output (checks/diagnosis.py).
 TEXTS: dict[str, tuple[str, str]] = {
     "mistake.wrong_axis": (
         'softmax over the wrong axis: it must run over the last axis (keys)',
-        'софтмакс взят не по той оси: он должен идти по последней оси (по ключам)'),
+        "софтмакс вычисляется не по той оси: нужна последняя ось (ключи)"),
     "mistake.mask_value_zero": (
         'masked scores are set to 0 instead of a very negative number, so masked keys still get weight (exp(0) = 1)',
         'замаскированные оценки заменены на 0, а не на очень большое отрицательное число, поэтому замаскированные ключи всё ещё получают вес (exp(0) = 1)'),
@@ -16,12 +16,13 @@ TEXTS: dict[str, tuple[str, str]] = {
         'masked scores are filled with a value that real scores can reach (they go down to -1000): where the '
         'valid scores are that low, masked keys get weight; fill with a number below every real score (the book '
         'uses -1e6)',
-        'замаскированные оценки заменены значением, которого достигают и настоящие оценки (они бывают до -1000): '
-        'там, где допустимые оценки так же малы, замаскированные ключи получают вес; заполняйте числом ниже '
-        'любой настоящей оценки (в книге -1e6)'),
+        "замаскированные оценки заменены значением, которого достигают и настоящие оценки (они опускаются "
+        "до -1000): там, где допустимые оценки так же малы, замаскированные ключи получают вес; заполняйте "
+        "числом ниже любой настоящей оценки (в книге -1e6)"),
     "mistake.le_instead_of_lt": (
         '`<=` instead of `<`: positions count from 0, so position valid_len itself must be masked',
-        '`<=` вместо `<`: позиции считаются с 0, поэтому позиция valid_len тоже должна маскироваться'),
+        "`<=` вместо `<`: позиции нумеруются с 0, поэтому позиция с номером valid_len тоже должна "
+        "маскироваться"),
     "mistake.masking_queries": (
         'the mask is applied to the queries (rows) instead of the keys (columns)',
         'маска применена к запросам (строкам), а не к ключам (столбцам)'),
@@ -35,15 +36,16 @@ TEXTS: dict[str, tuple[str, str]] = {
         'the inputs are float64, but your result is off by float32\'s rounding: something on the way computes in '
         'float32 (a `.float()`, `torch.tensor(d)`, which is int64, so its square root is float32, or a tensor made '
         'without `dtype=`); compute in the input\'s dtype',
-        'входы во float64, но ваш результат отличается на ошибку округления float32: где-то по пути вычисления идут '
-        'во float32 (`.float()`, `torch.tensor(d)` — это int64, и его квадратный корень во float32 — или тензор, '
-        'созданный без `dtype=`); считайте в типе входа'),
+        "входы имеют тип float64, но ваш результат отличается на величину ошибки округления float32: "
+        "где-то по пути вычисления идут во float32 (`.float()`; `torch.tensor(d)` — это int64, и его "
+        "квадратный корень получается во float32; или тензор, созданный без `dtype=`); считайте в типе "
+        "входа"),
     "mistake.no_sqrt": (
         'the scores are not divided by √d',
-        'оценки не поделены на √d'),
+        "оценки не разделены на √d"),
     "mistake.scale_by_d": (
         'the scores are divided by d instead of √d',
-        'оценки поделены на d вместо √d'),
+        "оценки разделены на d вместо √d"),
     "mistake.no_tanh": (
         'tanh is missing: score = w_vᵀ tanh(W_q q + W_k k)',
         'пропущен tanh: оценка = w_vᵀ tanh(W_q q + W_k k)'),
@@ -58,19 +60,20 @@ TEXTS: dict[str, tuple[str, str]] = {
         'пропущен множитель 1/2: оценка равна −‖q − k‖² / (2√d)'),
     "mistake.M_on_queries": (
         'M is applied to the queries; it maps the keys to the query size: qᵀ (M k)',
-        'M применена к запросам; она переводит ключи в размер запроса: qᵀ (M k)'),
+        "M применяется к запросам, а должна переводить ключи в размерность запроса: qᵀ (M k)"),
     "mistake.first_layer_query": (
         "the query is the first layer's hidden state; it must be the last layer's (hidden_state[-1])",
         'запрос взят из скрытого состояния первого слоя; нужен последний слой (hidden_state[-1])'),
     "mistake.ignores_enc_valid_lens": (
         'enc_valid_lens is ignored, so the decoder attends to padding',
-        'enc_valid_lens игнорируется, и декодер смотрит на заполнители'),
+        "enc_valid_lens игнорируется, и декодировщик обращает внимание на токены дополнения"),
     "mistake.context_after_embedding": (
         'the context is concatenated after the embedding; 11.4.2 puts it first: torch.cat((context, x), dim=-1)',
-        'контекст присоединён после эмбеддинга; в 11.4.2 он идёт первым: torch.cat((context, x), dim=-1)'),
+        "контекст присоединён после эмбеддинга; в разделе 11.4.2 он идёт первым: torch.cat((context, x), "
+        "dim=-1)"),
     "mistake.cell_state_query": (
         "the query is the LSTM's cell state c; it must be the hidden state h",
-        'запрос взят из состояния ячейки c; нужно скрытое состояние h'),
+        "запрос взят из состояния ячейки LSTM c; нужно скрытое состояние h"),
     "mistake.older_additive_signature": (
         "AdditiveAttention(key_size, query_size, num_hiddens, dropout) with nn.Linear layers is the older "
         "book's (d2l-en 0.17 and earlier, d2l-zh v2, the 2020 text); this notebook's is "

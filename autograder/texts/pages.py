@@ -8,7 +8,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.points": ("points", "баллы"),
     "page.manual_short": ("by hand", "вручную"),
     "page.manual": ("A written answer: your {ta} grades it by hand (up to {max} points).",
-                    "Письменный ответ: его оценит {ta} вручную (максимум — {max})."),
+                    "Письменный ответ: его оценит {ta} вручную (максимум баллов — {max})."),
     "page.same_problem": ("The same problem in each of these checks:",
                           "Одна и та же проблема в каждой из этих проверок:"),
     "page.heatmap.yours": ("your {weights}", "ваши {weights}"),
@@ -33,11 +33,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.report.empty": ("No submissions were graded.", "Ни одна работа не проверена."),
     "page.report.summary": ("Submissions: {count}. Autograded points: mean {mean}, median {median} "
                             "of {max}; full marks: {full}; zero: {zero}.",
-                            "Работ: {count}. Баллы автоматической проверки: среднее {mean}, "
-                            "медиана {median} из {max}; полный балл: {full}; ноль: {zero}."),
+                            "Работ: {count}. Баллы автоматической проверки: среднее {mean}, медиана "
+                            "{median} из {max}; с полным баллом: {full}; с нулём: {zero}."),
     "page.report.manual_pending": ("Written answers ({tasks}; up to {max} points) are graded by hand "
                                    "and are not counted here.",
-                                   "Письменные ответы ({tasks}; максимум — {max}) оцениваются "
+                                   "Письменные ответы ({tasks}; максимум баллов — {max}) оцениваются "
                                    "вручную и здесь не учтены."),
     "page.report.distribution": ("Score distribution", "Распределение баллов"),
     "page.report.hist_x": ("autograded score (of {max})", "баллы автоматической проверки (из {max})"),
@@ -74,9 +74,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.report.written_entered": (
         "Written answers ({tasks}): points entered for {entered} of {count} submissions (in an nbgrader "
         "course, an answer left as released counts 0), mean {mean} of {max}; the totals of those {entered}, autograded and written: mean {total_mean} of {total_max}.",
-        "Письменные ответы ({tasks}): баллы выставлены в {entered} из {count} работ (в курсе nbgrader "
-        "ответ, оставленный как в шаблоне, считается за 0), среднее {mean} из "
-        "{max}; итог этих работ ({entered}), автоматическая оценка и письменные ответы: среднее "
+        "Письменные ответы ({tasks}): работ с выставленными баллами — {entered} из {count} (в курсе "
+        "nbgrader ответ, оставленный как в шаблоне, считается за 0), среднее {mean} из {max}; итоговая "
+        "оценка этих работ ({entered}) с автоматической проверкой и письменными ответами: среднее "
         "{total_mean} из {total_max}."),
     "page.report.written": ("written answer", "письменный ответ"),
     "page.report.grade": ("grade", "оценка"),
@@ -87,9 +87,9 @@ TEXTS: dict[str, tuple[str, str]] = {
         "Wall-clock seconds per submission, slowest first, and what they went to: reading the notebook, "
         "running its cells, the checks. Beside them: how many requests the checks sent to the sandboxed "
         "worker and how long they waited for the answers, and the grading process's peak memory.",
-        "Секунды на работу (по часам), сначала самые долгие, и на что они ушли: чтение блокнота, "
-        "выполнение его ячеек, проверки. Рядом: сколько запросов проверки отправили в песочницу и "
-        "сколько ждали ответов, и пик памяти проверяющего процесса."),
+        "Время проверки каждой работы в секундах (реальное время), сначала самые долгие, и на что оно "
+        "ушло: чтение блокнота, выполнение его ячеек, проверки. Рядом: сколько запросов проверки отправили "
+        "в песочницу и сколько ждали ответов, а также пиковое потребление памяти проверяющим процессом."),
     "page.report.total_s": ("total, s", "всего, с"),
     "page.report.phases_s": ("phases, s", "этапы, с"),
     "page.report.worker": ("worker: requests, s waiting", "песочница: запросов, с ожидания"),

@@ -17,7 +17,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "service.page.feedback": ("Your feedback", "Разбор вашей работы"),
     "service.page.submission": ("submission {id}", "сдача {id}"),
     "service.status.sending": ("Uploading…", "Загрузка…"),
-    "service.status.queued": ("Waiting in line for a free grader…", "В очереди: ждёт свободного проверяющего процесса…"),
+    "service.status.queued": ("Waiting in line for a free grader…",
+                              "В очереди: ожидание свободного проверяющего процесса…"),
     "service.status.grading": ("Being graded…", "Идёт проверка…"),
     "service.status.done": ("Graded: your feedback is below.", "Проверено: разбор работы ниже."),
     "service.status.replaced": ("Replaced by your newer submission.", "Заменена вашей более новой сдачей."),
@@ -36,13 +37,14 @@ TEXTS: dict[str, tuple[str, str]] = {
                                 "загрузка больше {limit} МБ; сдайте блокнот без вывода ячеек"),
     "service.error.rate": (
         "you handed in {limit} times within the last hour, the most allowed; try again in {minutes} min",
-        "за последний час вы сдали работу {limit} раз — это предел; попробуйте через {minutes} мин"),
+        "за последний час вы уже сдавали работу максимально допустимое число раз ({limit}); попробуйте "
+        "через {minutes} мин"),
     "service.error.uploading": ("your previous upload is still arriving; hand in again when it is done",
                                 "ваша предыдущая загрузка ещё не закончилась; сдайте снова, когда она завершится"),
     "service.error.not_multipart": ("send the notebook as multipart/form-data, in a field named `notebook`",
                                     "отправьте блокнот как multipart/form-data, в поле `notebook`"),
     "service.error.malformed": ("the upload is not well-formed multipart/form-data",
-                                "загрузка — не корректные данные multipart/form-data"),
+                                "загруженные данные — некорректный multipart/form-data"),
     "service.error.no_notebook": ("the upload has no field named `notebook` (or has it twice)",
                                   "в загрузке нет поля `notebook` (или оно повторяется)"),
     "service.error.not_json": ("the file is not a notebook: it is not JSON text in UTF-8",
@@ -55,8 +57,8 @@ TEXTS: dict[str, tuple[str, str]] = {
                                  "ещё не проверено: запросите снова, когда статус станет done"),
     "service.error.replaced": ("never graded: your newer submission replaced it while it waited; read that one's "
                                "feedback",
-                               "не проверялась: пока она ждала, её заменила ваша более новая сдача; смотрите "
-                               "разбор работы той сдачи"),
+                               "не проверялась: пока она ждала, её заменила ваша более новая сдача; "
+                               "смотрите разбор работы для той сдачи"),
     "service.error.internal": ("the service failed on this request; try again, and tell your TA if it keeps failing",
                                "сервис дал сбой на этом запросе; попробуйте ещё раз, а если сбой повторится, "
                                "сообщите ассистенту"),

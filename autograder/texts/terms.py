@@ -13,7 +13,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "term.attention_score": ("attention score", "оценка внимания"),
     "term.attention_pooling": ("attention pooling", "агрегирование по вниманию"),
     "term.masking": ("masking", "маскирование"),
-    "term.masked_softmax": ("masked softmax", "маскированный софтмакс"),
+    "term.masked_softmax": ("masked softmax", "маскированная операция софтмакс"),
     "term.masked_keys": ("masked keys", "замаскированные ключи"),
     "term.valid_length": ("valid length", "допустимая длина"),
     "term.valid_lens": ("valid lengths", "допустимые длины"),
@@ -23,7 +23,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "term.values": ("values", "значения"),
     "term.dot_product": ("dot product", "скалярное произведение"),
     "term.scaled_dot_product_attention": ("scaled dot-product attention",
-                                          "масштабированное скалярное внимание"),
+                                          "внимание с масштабированным скалярным произведением"),
     "term.additive_attention": ("additive attention", "аддитивное внимание"),
     "term.dropout": ("dropout", "dropout"),  # the Russian edition keeps the English word
     "term.batch": ("batch", "батч"),

@@ -21,6 +21,14 @@ AVOID = {
     "выбросил": "вызвал исключение",
     "уведомл": "(nobody is notified: the TA reads the class report)",
     "seed hypothesis": "(the seed means nothing to a student)",
+    # The Russian read-through: a typo, a phrase read another way, advice that loses the work, and
+    # words that are not the book's.
+    "не корректн": "некорректный (one word)",
+    "конечная строка": "строка без NaN и inf («конечная строка» reads as 'the last row')",
+    "скачайте шаблон": "сохраните блокнот заново из Jupyter и сдайте его ещё раз (a new template loses the work)",
+    "ноутбук": "блокнот (a «ноутбук» is a laptop)",
+    "дропаут": "dropout (term.dropout)",
+    "декодер": "декодировщик (term.decoder, the book's word)",
 }
 # Kept in Latin script in Russian on purpose (as the Russian edition of the book does).
 SAME_IN_BOTH = {"term.dropout"}
