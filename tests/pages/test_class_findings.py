@@ -126,7 +126,7 @@ def test_the_new_sections_render_in_chromium(graded, browser, tmp_path, width):
 def test_a_student_alone_in_a_task_is_not_fingerprinted():
     """No pair without a second student: the task's cell is not fingerprinted, nor the
     discounted code it would be measured against (a class of one is graded seconds sooner)."""
-    from autograder.pages import similarity
+    from autograder.report import similarity
     similarity._boilerplate.cache_clear()
     cell = "class DotProductAttention(nn.Module):\n    pass\n" * 20
     assert similarity.similar_pairs({"ann": {"dot_product_attention": cell}}, "x = 1\n") == []
@@ -174,7 +174,7 @@ def test_a_task_whose_cell_did_not_run_is_no_unexplained_mistake():
 def test_a_copy_behind_pages_of_comments_is_still_compared():
     """Red team 4: a copy after 64 KiB of comment lines was cut away before the similarity saw
     it. Are the comment lines dropped before the cut, and the pair found?"""
-    from autograder.pages import similarity
+    from autograder.report import similarity
     from autograder.grading.assemble import CellPlan
     from autograder.grading.pipeline import MAX_SOLUTION_CHARS, solution_cells
     code = "".join(f"def step_{i}(x, w):\n    y = torch.tanh(x @ w + {i})\n    return y.sum(-1) * {i}\n"
