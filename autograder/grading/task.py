@@ -85,7 +85,7 @@ def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGra
         defined = student.kind(task.defines) is not None
         if defined:
             student.bind_book_versions(names_to_bind(task_id), book_without(settings.book_source, task.defines),
-                                       BOOK_CONTEXT)
+                                       BOOK_CONTEXT, own=task.defines)
     except StudentError:  # the name's own type query ran student code, which raised
         defined = False
     if not defined:

@@ -96,10 +96,12 @@ class Student:
         """'class', 'function', 'other' or None when the notebook does not define ``name``."""
         return self.request("has", name=name)
 
-    def bind_book_versions(self, names: list[str], source: str, context: tuple[str, ...] = ()) -> None:
+    def bind_book_versions(self, names: list[str], source: str, context: tuple[str, ...] = (),
+                           own: str | None = None) -> None:
         """Bind ``names`` to the book's versions, built in the worker from ``source`` (which
-        builds on the notebook's ``context`` names: its course library's)."""
-        self.request("bind", names=names, source=source, context=list(context))
+        builds on the notebook's ``context`` names: its course library's); a name that the
+        solution cell defining ``own`` bound itself keeps that cell's definition instead."""
+        self.request("bind", names=names, source=source, context=list(context), own=own)
 
     def rebase(self, name: str) -> bool:
         """Whether class ``name`` was defined again on the book's versions of its bases from
@@ -172,6 +174,22 @@ class Student:
         found = reply.get("value") if isinstance(reply, dict) else None
         return found if isinstance(found, list) else []
 
+    def calls_kept(self, target, calls: list, read: list[str] = (), grad: bool = True) -> dict:
+        """The runner's ``calls_kept`` on a module's handle or a function's name: ``calls`` made
+        one after another (each ``[train, args]``), the attributes ``read`` after each (under
+        ``torch.no_grad()`` without ``grad``): ``{"at_call": [...], "after": [...]}``, one
+        ``[result, {name: value}]`` per call each, and ``"written"``: per call, the positions of
+        the argument tensors it wrote into."""
+        reply = self.request("calls_kept", target=target, calls=calls, read=list(read), grad=grad)
+        if not isinstance(reply, dict) or not all(
+                isinstance(reply.get(key), list) and len(reply[key]) == len(calls)
+                and all(isinstance(step, list) and len(step) == 2 and isinstance(step[1], dict) for step in reply[key])
+                for key in ("at_call", "after")) or not (
+                isinstance(reply.get("written"), list) and len(reply["written"]) == len(calls)
+                and all(isinstance(w, list) and all(type(i) is int for i in w) for w in reply["written"])):
+            raise malformed("calls_kept")
+        return reply
+
     def new(self, name: str, *args, **kwargs) -> "RemoteModule":
         return RemoteModule(self, self.request("new", name=name, args=list(args), kwargs=kwargs))
 
@@ -208,17 +226,9 @@ class RemoteModule:
     def to(self, device: str | None = None, dtype: str | None = None) -> None:
         self.student.request("to", target=self.handle, device=device, dtype=dtype)
 
-    def calls_kept(self, calls: list, read: list[str], grad: bool = True) -> dict:
-        """The runner's ``calls_kept``: ``calls`` made one after another (each ``[train, args]``),
-        the attributes ``read`` after each (under ``torch.no_grad()`` without ``grad``):
-        ``{"at_call": [...], "after": [...]}``, one ``[result, {name: value}]`` per call each."""
-        reply = self.student.request("calls_kept", target=self.handle, calls=calls, read=read, grad=grad)
-        if not isinstance(reply, dict) or not all(
-                isinstance(reply.get(key), list) and len(reply[key]) == len(calls)
-                and all(isinstance(step, list) and len(step) == 2 and isinstance(step[1], dict) for step in reply[key])
-                for key in ("at_call", "after")):
-            raise malformed("calls_kept")
-        return reply
+    def calls_kept(self, calls: list, read: list[str] = (), grad: bool = True) -> dict:
+        """``Student.calls_kept`` on this module."""
+        return self.student.calls_kept(self.handle, calls, read, grad)
 
     def perturbed(self, calls: list, first_item: bool, inputs: list, parameters: list) -> dict:
         """The runner's ``perturbed``: the output of ``calls`` with each input shift of ``inputs``

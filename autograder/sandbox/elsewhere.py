@@ -187,6 +187,23 @@ class _FromData(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+class _AnyGenerator(type(torch.Generator)):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, torch._C.Generator)
+
+
+class _Generator(torch._C.Generator, metaclass=_AnyGenerator):
+    """``torch.Generator(device=X.device)`` (a private random stream, as on CUDA) for the emulated
+    device: its random state is the CPU's, as ``_DeviceModule`` says; ``isinstance`` of any
+    generator still holds."""
+
+    def __new__(cls, device="cpu"):
+        return super().__new__(cls, "cpu" if _on_other_device(device) else device)
+
+    def __init__(self, device="cpu"):
+        super().__init__()
+
+
 class OtherDevice:
     """``with OtherDevice() as other:`` emulates the device for the calls inside."""
 
@@ -194,6 +211,7 @@ class OtherDevice:
         self._modes = [_FromData(), _Dispatch()]
         for mode in self._modes:
             mode.__enter__()
+        self._generator, torch.Generator = torch.Generator, _Generator
         self._moved: list[tuple[nn.Module, str, torch.Tensor, bool]] = []
         return self
 
@@ -205,6 +223,7 @@ class OtherDevice:
                 module._buffers[name] = original
         for mode in reversed(self._modes):
             mode.__exit__(*exc)
+        torch.Generator = self._generator
 
     def move(self, value):
         """``value`` with every tensor in it on the other device."""

@@ -19,7 +19,7 @@ import types
 
 import torch
 from torch import nn
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_flatten, tree_map
 
 from . import protocol, set_up_torch, vector_jacobian
 from .elsewhere import OtherDevice, back_to_cpu
@@ -77,6 +77,7 @@ class Runner:
         self.objects: dict[int, object] = {}
         self.saved_bindings: dict[str, object] = {}
         self.task_definitions: dict[str, object] = {}  # a task's name as its solution cell left it
+        self.cell_bindings: dict[str, dict] = {}       # such a name -> every name its solution cell bound
         self.redefined: dict[str, str] = {}            # such a name -> the later cell that rebound it
         self.output = CappedWriter(output_limit)
 
@@ -114,6 +115,7 @@ class Runner:
         sees it; a later cell that binds a task's name again is noted (``op_settle``)."""
         filename = f"{CELL_PREFIX}{label}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        before = dict(self.namespace) if defines is not None else {}
         try:
             exec(compile(source, filename, "exec"), self.namespace)  # noqa: S102 - student code, sandboxed
         finally:
@@ -122,6 +124,8 @@ class Runner:
                     self.redefined[name] = label
             if defines is not None:
                 self.task_definitions[defines] = self.namespace.get(defines, UNDEFINED)
+                self.cell_bindings[defines] = {name: value for name, value in self.namespace.items()
+                                               if before.get(name, UNDEFINED) is not value}
 
     def op_settle(self) -> list[list[str]]:
         """After the last cell: each task's name bound again to its solution cell's definition
@@ -142,7 +146,7 @@ class Runner:
         kind = type(self.namespace[name])
         return "class" if issubclass(kind, type) else "function" if callable(self.namespace[name]) else "other"
 
-    def op_bind(self, names: list[str], source: str, context: list[str] = ()):
+    def op_bind(self, names: list[str], source: str, context: list[str] = (), own: str | None = None):
         """While another task is checked, these names point at the book's published code,
         built afresh from ``source``: the book without the task being graded, so that its
         answer is nowhere in this process while the student's version is checked. A name the
@@ -150,16 +154,37 @@ class Runner:
         mistake costs its own task's points, not those of every task that calls the name.
         The book's decoder builds on the notebook's ``context`` names (its course library's);
         where the student's cells replaced them so that it cannot be built, what the book
-        defined before it is bound, and it is not."""
+        defined before it is bound, and it is not. A name that the solution cell of the task
+        being checked (the one defining ``own``) bound itself is that task's own code (a copy of
+        an earlier function pasted into the cell): it points at what that cell left, as
+        nbgrader's test right after the cell sees it (``own_definitions``)."""
         self.op_unbind()
         book = types.ModuleType("book")
         book.__dict__.update({name: self.namespace[name] for name in context if name in self.namespace})
         with contextlib.suppress(Exception):  # on the student's library: bind what was built
             exec(compile(source, "<book>", "exec"), book.__dict__)  # noqa: S102 - the TA's code
+        kept = {}
+        with contextlib.suppress(Exception):  # the student's objects, looked at: at worst none is the cell's
+            kept = self.own_definitions(own) if own is not None else {}
         for name in names:
-            if hasattr(book, name):
+            if name in kept or hasattr(book, name):
                 self.saved_bindings[name] = self.namespace.get(name, UNDEFINED)
-                self.namespace[name] = getattr(book, name)
+                self.namespace[name] = kept[name] if name in kept else getattr(book, name)
+
+    def own_definitions(self, own: str) -> dict:
+        """The names the solution cell that defines ``own`` bound, as that cell left them: recorded
+        when the cell ran here (``op_exec``), or, in a kernel's namespace (the nbgrader path), the
+        names whose code comes from the cell that ``own``'s does. The bases of ``own``'s class are
+        left out: a copy of another task's class defined again beside the subclass is graded on
+        the book's version too (``op_rebase``)."""
+        found = self.cell_bindings.get(own)
+        if found is None:
+            cell = _cells_of(self.namespace.get(own))
+            found = {name: value for name, value in self.namespace.items() if cell and _cells_of(value) & cell}
+        task_class = found.get(own, self.namespace.get(own))
+        bases = task_class.__mro__[1:] if issubclass(type(task_class), type) else ()
+        return {name: value for name, value in found.items()
+                if name != own and not any(value is base for base in bases)}
 
     def op_rebase(self, name: str) -> bool:
         """While another task's names point at the book (``op_bind``), define the class ``name``
@@ -225,9 +250,10 @@ class Runner:
         return {"result": result, "written_args": written}
 
     def op_calls_kept(self, target, calls: list, read: list[str], grad: bool = True) -> dict:
-        """Calls on one module in turn, as the book's own code makes them: each ``[train, args]``
-        sets the mode, then calls (an argument ``{"permute": dims, "of": tensor}`` is that
-        tensor permuted: non-contiguous, as the decoders pass ``enc_outputs.permute(1, 0, 2)``).
+        """Calls on one module (or one function: then ``train`` is ignored) in turn, as the book's
+        own code makes them: each ``[train, args]`` sets the mode, then calls (an argument
+        ``{"permute": dims, "of": tensor}`` is that tensor permuted: non-contiguous, as the
+        decoders pass ``enc_outputs.permute(1, 0, 2)``).
         A call ``[train, args, method]`` calls that method instead (a decoder's ``init_state``),
         and ``{"result_of": i, "item": k}`` is item k (or all, for None) of the i-th call's result (the state a
         decoder returned, carried to its next call as the book's ``predict_step`` does);
@@ -237,21 +263,28 @@ class Runner:
         (``at_call``), and as they stand after the last call (``after``, not copied), so what a
         later call changed in an earlier result (a returned view of a buffer, a list cleared
         in place) comes back changed. The grader compares both with its own computation.
+        ``written`` lists, per call, the positions (in ``tree_flatten`` order) of the tensors in
+        its arguments whose values the call changed (a decoder's state given back to it included).
         Without ``grad`` the calls run under ``torch.no_grad()``, as ``predict_step`` runs them."""
-        module = self._target(target)
-        at_call, after, results, given = [], [], [], []
+        target = self._target(target)
+        module = target if isinstance(target, nn.Module) else None
+        at_call, after, results, given, written = [], [], [], [], []
         with torch.set_grad_enabled(bool(grad)):
             for train, args, *method in calls:
-                module.train(bool(train))
-                func = getattr(module, method[0]) if method and method[0] else module
+                if module is not None:
+                    module.train(bool(train))
+                func = getattr(target, method[0]) if method and method[0] else target
                 given.append([self._argument(a, results, given) for a in args])
+                leaves = tree_flatten(given[-1])[0]
+                before = [t.detach().clone() if isinstance(t, torch.Tensor) else None for t in leaves]
                 result = func(*given[-1])
                 results.append(result)
-                attributes = {name: getattr(module, name, None) for name in read}
+                written.append([i for i, (t, b) in enumerate(zip(leaves, before)) if b is not None and _changed(t, b)])
+                attributes = {name: getattr(target, name, None) for name in read}
                 after.append([result, attributes])
                 at_call.append(tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t,
                                         [result, attributes]))
-        return {"at_call": at_call, "after": after}
+        return {"at_call": at_call, "after": after, "written": written}
 
     def _argument(self, value, results: list, given: list):
         if isinstance(value, dict) and set(value) == {"overwrite", "with"}:
@@ -453,6 +486,15 @@ class Runner:
         return value
 
 
+def _changed(now: torch.Tensor, before: torch.Tensor) -> bool:
+    """Whether a tensor's values differ from its copy taken before a call (NaN equals NaN)."""
+    now = now.detach()
+    if now.shape != before.shape or now.dtype != before.dtype:
+        return True
+    same = (now == before) | (now.isnan() & before.isnan()) if now.is_floating_point() else now == before
+    return not bool(same.all())
+
+
 def _answered(step) -> dict:
     """One step of a request that makes several: ``{"value": step()}``, or ``{"error": ...}``
     for what it raised, as ``Runner.handle`` answers a request of its own."""
@@ -474,6 +516,15 @@ def serve(sock, runner: Runner) -> None:
             protocol.send(sock, reply, runner.handle_of)
         except (TypeError, ValueError, RuntimeError) as error:  # a returned value that cannot be sent
             protocol.send(sock, {"error": student_error(error), "stdout": reply.get("stdout", "")})
+
+
+def _cells_of(value) -> set[str]:
+    """The cells (code file names) a function's or a class's methods were defined in."""
+    if type(value) is types.FunctionType:
+        return {value.__code__.co_filename}
+    if issubclass(type(value), type):  # type(), never isinstance: an object can make __class__ run code
+        return {f.__code__.co_filename for f in vars(value).values() if type(f) is types.FunctionType}
+    return set()
 
 
 def class_source(cls: type, name: str) -> tuple[str, str] | None:

@@ -116,3 +116,11 @@ def test_a_forged_settle_reply_only_ever_warns_of_known_names_and_cells(reply):
     session._settle()
     assert [(w.code, w.task) for w in session.warnings] in ([], [("redefined_later", "masked_softmax")])
     assert len(session.warnings) == (reply == {"value": [["masked_softmax", "#3"]] * 1000})
+
+
+def test_a_copy_in_another_tasks_cell_is_that_tasks_own(results):
+    """Is the wrong masked_softmax pasted into the dot-product cell what that cell's class calls
+    while dot_product_attention is checked (as nbgrader's test right after the cell sees it), not
+    the book's: the cell as written is the task's solution?"""
+    task = next(t for t in results["copy_in_dot_cell"]["tasks"] if t["id"] == "dot_product_attention")
+    assert task["score"] < task["max_score"]

@@ -18,7 +18,8 @@ FORGED = {
     "too_few_calls": {"at_call": [STEP], "after": [STEP]},
     "steps_not_pairs": {"at_call": [1, 2, 3, 4, 5, 6], "after": [1, 2, 3, 4, 5, 6]},
     "attributes_not_a_dict": {"at_call": [[torch.zeros(1), 7]] * 6, "after": [[torch.zeros(1), 7]] * 6},
-    "right_shape_wrong_values": {"at_call": [STEP] * 6, "after": [STEP] * 6},
+    "right_shape_wrong_values": {"at_call": [STEP] * 6, "after": [STEP] * 6, "written": [[]] * 6},
+    "written_not_listed": {"at_call": [STEP] * 6, "after": [STEP] * 6},
 }
 
 
