@@ -20,12 +20,12 @@ from reference import attention as ref
 from ..results import text
 from ..sandbox.client import Built, StudentError, gradients_reply, gradients_request, then_reply
 from . import gradients
-from .compare import (call_float64, case_key, check_shape, check_tensor, close, float32_inside, float64_twin,
-                      heatmap, in_dtype, reference_result, tolerance)
+from .compare import (PRECISION, call_float64, case_key, check_shape, check_tensor, close, float64_twin, heatmap,
+                      in_dtype, judged_precise, reference_result, some_precise, tolerance)
 from .core import (Check, CheckFailed, Context, Kept, MainCheck, PerStudent, fail, in_context, left_to, noted_as_own,
                    search)
 from .diagnosis import Observation, at_the_bottom, name_mistake, named_explains, variant_outputs
-from .inputs import BATCH_ONE, INT32, TWO_D, Case, attention_cases, randomize, values
+from .inputs import BATCH_ONE, INT32, TWO_D, WIDE, Case, attention_cases, randomize, values
 from .softmax import MISTAKES as SOFTMAX_MISTAKES
 
 OUTPUT = text("tensor.attention_output")
@@ -109,11 +109,16 @@ def inputs(case: Case, dtype=None, device: str | None = None) -> list:
     return [None if x is None else moved(x) for x in (t["queries"], t["keys"], t["values"], t["valid_lens"])]
 
 
-def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu", train: bool = False):
+def build(student, task: AttentionTask, case: Case, dropout: float = 0.0, device: str = "cpu", train: bool = False,
+          own_weights: bool = False):
     """The reference module (float32, CPU) and the student's with the reference's weights, in
     eval mode (train mode with ``train``), in the case's dtype and on ``device`` (the run's:
-    CUDA on a GPU runner). Lazy layers are initialised by a float32 forward on the CPU first."""
-    reference, module, _, _ = _build(student, task, case, dropout, device, read=None, train=train)
+    CUDA on a GPU runner). Lazy layers are initialised by a float32 forward on the CPU first.
+    A contract parameter the module does not have fails the check, unless ``own_weights`` (a
+    check that compares the module with itself): the module then keeps its own in its place,
+    the same in every build (SPEC §3: only the checks that need the copied weights fail)."""
+    reference, module, _, _ = _build(student, task, case, dropout, device, read=None, train=train,
+                                     own_weights=own_weights)
     return reference, module
 
 
@@ -127,28 +132,31 @@ def build_with_gradients(student, task: AttentionTask, case: Case, dropout: floa
     return reference, module, reply
 
 
-def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", read_weights: bool = True):
-    """``build``, then the module called on the case on ``device`` and its ``attention_weights``
-    read (with ``read_weights``), in the same round trip: (reference, module, output, weights).
-    The call's error is raised, as a separate call would raise it; the weights are a value,
-    the ``StudentError`` reading them raised, or None when not read."""
+def build_called(student, task: AttentionTask, case: Case, device: str = "cpu", read_weights: bool = True,
+                 own_weights: bool = False, dropout: float = 0.0, train: bool = False):
+    """``build`` (at ``dropout``, in train mode with ``train``, ``own_weights`` as there), then the
+    module called on the case on ``device`` and its ``attention_weights`` read (with
+    ``read_weights``), in the same round trip: (reference, module, output, weights). The call's
+    error is raised, as a separate call would raise it; the weights are a value, the
+    ``StudentError`` reading them raised, or None when not read."""
     names = ["attention_weights"] if read_weights else []
-    reference, module, then, _ = _build(student, task, case, 0.0, device, read=names)
+    reference, module, then, _ = _build(student, task, case, dropout, device, read=names, train=train,
+                                        own_weights=own_weights)
     results, read = then_results(then, 1, names)
     return reference, module, results[0], read.get("attention_weights")
 
 
 def called_twice(student, task: AttentionTask, case: Case, dropout: float, device: str) -> tuple:
-    """``build`` at ``dropout``, then the module called on the case on ``device`` twice with the
-    same tensors, in the same round trip: (first output (copied before the second call),
-    second output); the call's error is raised."""
-    _, _, then, _ = _build(student, task, case, dropout, device, read=[], twice=True)
+    """``build`` at ``dropout`` (its own weights where the contract's are missing), then the module
+    called on the case on ``device`` twice with the same tensors, in the same round trip: (first
+    output (copied before the second call), second output); the call's error is raised."""
+    _, _, then, _ = _build(student, task, case, dropout, device, read=[], twice=True, own_weights=True)
     first, second = then_results(then, 2)[0]
     return first, second
 
 
 def _build(student, task: AttentionTask, case: Case, dropout: float, device: str, read: list | None,
-           train: bool = False, gradients: dict | None = None, twice: bool = False):
+           train: bool = False, gradients: dict | None = None, twice: bool = False, own_weights: bool = False):
     """``build``'s work; with ``read`` (a list), also the call on the case (made ``twice``, with
     ``twice``) and those attributes; with ``gradients``, also the worker's ``gradients`` on the
     built module (``build_remote``)."""
@@ -166,9 +174,10 @@ def _build(student, task: AttentionTask, case: Case, dropout: float, device: str
         raise fail(text("attention.older_signature", got=task.older_signature,
                         expected=SIGNATURES[task.name]), case_code=case.code(),
                    mistake="older_additive_signature") from None
-    if missing:
+    if missing and not own_weights:
         raise fail(text("attention.parameters_missing", missing=", ".join(missing),
-                        names=", ".join(sorted(weights))), case_code=case.code())
+                        names=", ".join(f"`{name}`" for name in sorted({n.split(".")[0] for n in weights}))),
+                   case_code=case.code())
     return reference, module, done, grads
 
 
@@ -230,12 +239,13 @@ def _takes_older_arguments(student, task: AttentionTask, case: Case, dropout: fl
 
 
 def expected(reference, case: Case) -> tuple[Tensor, Tensor, float]:
-    """The reference's output and weights in float64, and the tolerance for the output."""
+    """The reference's output and weights in float64, and float32's tolerance for the output (for
+    float64 inputs too: their precision is a check of its own, ``precision``)."""
     def compute():
         with torch.no_grad():
             output = call_float64(reference, *inputs(case, torch.float64))
             weights = reference.attention_weights  # float64: read before the float32 call below
-            tol = tolerance(reference(*inputs(case, torch.float32)), output, case.tensors["queries"].dtype)
+            tol = tolerance(reference(*inputs(case, torch.float32)), output)
         return output, weights, tol
     return reference_result("attention output", compute, reference, case.tensors, case.options)
 
@@ -277,9 +287,22 @@ _CALLED = PerStudent()
 def called(student, task: AttentionTask, case: Case, device: str) -> tuple:
     """(reference, the student's output, its attention_weights or the StudentError reading them)."""
     def call() -> tuple:
-        reference, _, got, weights = build_called(student, task, case, device)
+        reference, module, got, weights = build_called(student, task, case, device)
+        _BUILT.get(student, (task.name, device), list).append((case, reference, module, got, weights))
         return reference, got, weights
     return _CALLED.get(student, case_key(task.name, device, case), call)
+
+
+# The modules the output checks built, in order, per student, task and device: (case, reference,
+# module, its output, the attention_weights it kept).
+_BUILT = PerStudent()
+
+
+def modules_built(student, task: AttentionTask, device: str) -> list[tuple]:
+    """The modules the output checks built for their examples, one per example, in order (each was
+    built after the ones before it, beside them: ``contexts.judge_side_by_side``), with what they
+    returned (the precision check judges the float64 ones again)."""
+    return _BUILT.get(student, (task.name, device), list)
 
 
 # What the output check saw, per student, task and device: the narrower checks (2-D
@@ -299,11 +322,10 @@ def compare_output(student, task: AttentionTask, case: Case, device: str, narrow
     try:
         check_tensor(got, output, tol, OUTPUT, case.code, "(B, Q, v)")
     except CheckFailed as failed:
-        if narrower and main.failed and _explained(student, task, reference, case, got, output, tol, main.named,
-                                                   device):
+        if narrower and main.failed and _explained(student, task, reference, case, got, tol, main.named, device):
             return True
-        failed.finding.mistake = (_diagnose(student, task, reference, case, got, max(tol, 1e-5), False, device)
-                                  or float32_inside(got, output, tol, case.tensors["queries"].dtype))
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, _diagnosis_tol(tol, case), False,
+                                           device)
         if not narrower:
             main.saw(failed.finding.mistake)
         failed.finding.heatmap = heatmap(got_weights, weights)
@@ -311,11 +333,9 @@ def compare_output(student, task: AttentionTask, case: Case, device: str, narrow
     return False
 
 
-def _explained(student, task: AttentionTask, reference, case: Case, got, output: Tensor, tol: float, named: set,
+def _explained(student, task: AttentionTask, reference, case: Case, got, tol: float, named: set,
                device: str) -> bool:
     """Whether one of the ``named`` mistakes, or the student's own 1-D form, gives ``got``."""
-    if "float32_inside" in named and float32_inside(got, output, tol, case.tensors["queries"].dtype):
-        return True
     if named_explains(named, _observe(task, reference, case, got, weights=False), max(tol, 1e-5)):
         return True
     lens = case.tensors["valid_lens"]
@@ -349,21 +369,72 @@ def compare_weights(student, task: AttentionTask, case: Case, device: str) -> No
     if isinstance(got, StudentError):
         raise got
     _, weights, tol = expected(reference, case)
-    dtype = case.tensors["queries"].dtype
-    tol = max(tol, 1e-5 * in_dtype(dtype))
     try:
-        check_tensor(got, weights, tol, WEIGHTS, case.code, "(B, Q, K)")
+        check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
-        failed.finding.mistake = (_diagnose(student, task, reference, case, got, max(tol, 1e-5), True, device)
-                                  or float32_inside(got, weights, tol, dtype))
+        failed.finding.mistake = _diagnose(student, task, reference, case, got, _diagnosis_tol(tol, case), True,
+                                           device)
         failed.finding.heatmap = heatmap(got, weights)
         raise
+
+
+def _diagnosis_tol(tol: float, case: Case) -> float:
+    """The tolerance a known mistake must explain the output within: float64's for float64 inputs."""
+    return max(tol * in_dtype(case.tensors["queries"].dtype), 1e-5)
+
+
+def _precise(task: AttentionTask):
+    """The outputs the output checks' calls returned for float64 inputs (``modules_built``), then a
+    module called in float32 first and converted with ``module.to(torch.float64)`` (as PyTorch
+    users convert one) over hundreds of keys, against the reference at float64's tolerance
+    (``compare.judged_precise``)."""
+    def run(student, ctx: Context) -> None:
+        judged = [_judged_precise(task, reference, case, got, case.code)
+                  for case, reference, _, got, _ in modules_built(student, task, ctx.device)
+                  if case.tensors["queries"].dtype == torch.float64]
+        judged.append(_converted(student, task, ctx.device))
+        some_precise(judged, "matches the reference")
+    return run
+
+
+def _judged_precise(task: AttentionTask, reference, case: Case, got, code) -> bool:
+    output, _, tol = expected(reference, case)
+    return judged_precise(got, output, tol * in_dtype(torch.float64), tol, text("precision.result", what=OUTPUT),
+                            code, "(B, Q, v)", lambda: _observe(task, reference, case, got, weights=False)[2])
+
+
+def _converted(student, task: AttentionTask, device: str) -> bool:
+    """A module built and called in float32 (its own weights: the call that initialises lazy
+    layers), then given the reference's weights, converted with ``module.to(torch.float64)``
+    and called on the same inputs in float64, in one round trip: nothing kept of the float32
+    call (a scale, a buffer, a cache) may change the float64 one."""
+    made = {name: values(shape, 2.0, seed, torch.float64) for name, shape, seed in (
+        ("queries", (2, 3, 5), 87), ("keys", (2, WIDE, 5), 88), ("values", (2, WIDE, 2), 89))}  # 1/√5: not exact
+    case = Case({name: t for name, (t, _) in made.items()} | {"valid_lens": torch.tensor([220, WIDE])},
+                options={"num_hiddens": 3} if task.hidden else {},
+                recipes={name: recipe for name, (_, recipe) in made.items()})
+    code = (f"{case.code()}\nmodule = {task.name}(...); module.eval()\n"
+            "module(queries.float(), keys.float(), values.float(), valid_lens)  # float32 first\n"
+            "module.to(torch.float64)\nmodule(queries, keys, values, valid_lens)")
+    reference, weights = reference_module(task, case, 0.0)
+    try:
+        built = build_remote(student, task.name, [], task.init(case, 0.0), [[None, inputs(case, torch.float32)]],
+                             weights, "float64", None if device == "cpu" else device,
+                             [[None, inputs(case, device=device)]], [])
+        got = then_results(built.then, 1)[0][0]
+    except StudentError:  # a crash is the value checks' to charge (hundreds of keys: the contexts')
+        return False
+    if built.missing:
+        raise fail(text("attention.parameters_missing", missing=", ".join(built.missing),
+                        names=", ".join(f"`{name}`" for name in sorted({n.split(".")[0] for n in weights}))),
+                   case_code=case.code())
+    return _judged_precise(task, reference, case, got, code)
 
 
 def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes: bool = True,
              examples_of: str | None = None, bottom: bool = False):
     """A search comparing with the reference; ``examples_of`` names the check whose examples
-    (seed) it shares; with ``bottom``, then scores near -1000 (``_bottom_case``) where the
+    (seed) it shares; with ``bottom``, then scores near -1000 (``bottom_case``) where the
     inputs alone set them."""
     def run(student, ctx: Context) -> None:
         cases = attention_cases(two_d=two_d, same_sizes=same_sizes, hidden=task.hidden,
@@ -373,14 +444,14 @@ def _matches(task: AttentionTask, compare, two_d: bool | None = None, same_sizes
         def test(case: Case) -> None:
             excused.append(compare(student, task, case, ctx.device))
         search(cases, test, ctx.for_check(examples_of) if examples_of else ctx, left_to=others)
-        if bottom and (case := _bottom_case(task)) is not None:
+        if bottom and (case := bottom_case(task)) is not None:
             lifted = Case({**case.tensors, "keys": case.tensors["keys"] * 0.01}, options=case.options)  # scores near 0
             in_context(case, lambda case: at_the_bottom(test, case, lifted), ctx, others)
         noted_as_own(any(excused), "matches the reference")
     return run
 
 
-def _bottom_case(task: AttentionTask) -> Case | None:
+def bottom_case(task: AttentionTask) -> Case | None:
     """Scores between -1000 and -999 on every key, padding included (SPEC §2: scores anywhere
     within ±1000), for the modules whose scores the inputs alone set (d = 1): dot-product
     (queries 10, keys near -100) and distance (queries 0, keys near 44.7, -k²/2). A fill value
@@ -401,7 +472,7 @@ def _bottom_case(task: AttentionTask) -> Case | None:
 def _shape(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            _, _, got, _ = build_called(student, task, case, ctx.device, read_weights=False)
+            _, _, got, _ = build_called(student, task, case, ctx.device, read_weights=False, own_weights=True)
             q, _, v, _ = inputs(case)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
         others = left_to(task.charged_by, ctx)
@@ -429,7 +500,7 @@ def _law(task: AttentionTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
             case.tensors["valid_lens"].view(-1)[0] = 0  # at least one row with nothing to attend to
-            reference, _, got, weights = build_called(student, task, case, ctx.device)
+            reference, _, got, weights = build_called(student, task, case, ctx.device, own_weights=True)
             q, k, v, lens = inputs(case, device=ctx.device)
             check_shape(got, (q.shape[0], q.shape[1], v.shape[-1]), OUTPUT, case.code, "(B, Q, v)")
             empty = (lens if lens.dim() == 2 else lens[:, None].expand(q.shape[:2])) == 0  # (B, Q)
@@ -529,4 +600,5 @@ def checks_for(task_id: str) -> list[Check]:
                            _matches(task, compare_weights, two_d=False if task.two_d_check else None,
                                     examples_of="matches the reference")),
                      check("output equals attention_weights @ values", _law(task)),
-                     check("gradients match the reference", _gradients(task))]
+                     check("gradients match the reference", _gradients(task)),
+                     check(PRECISION, _precise(task))]

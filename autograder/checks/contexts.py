@@ -42,7 +42,18 @@ class Call:
     context: str   # texts: context.<name>
 
 
+# The sequence's calls per task and dtype: the same for every student (made once per process).
+_CALLS: dict[tuple, list] = {}
+
+
 def _calls(task: AttentionTask, dtype=torch.float32) -> list[Call]:
+    key = (task.name, dtype)
+    if key not in _CALLS:
+        _CALLS[key] = _made_calls(task, dtype)
+    return _CALLS[key]
+
+
+def _made_calls(task: AttentionTask, dtype) -> list[Call]:
     def case(seed: int, lens, offset: float = 0.0, features: int = D) -> Case:
         queries, q_recipe = values((B, Q, features), 2.0, seed, dtype, offset)
         keys, k_recipe = values((B, K, features), 2.0, seed + 1, dtype)
@@ -54,23 +65,34 @@ def _calls(task: AttentionTask, dtype=torch.float32) -> list[Call]:
     # at the first call). Additive and bilinear attention fix their sizes at the first call.
     other_size = [] if task.different_sizes else [Call(case(71, torch.tensor([3, K]), features=D + 3), False, False,
                                                        "other_size")]
+    # Then eval mode again, on scores near -1000 where the inputs alone set them (dot-product and
+    # distance attention), nothing masked (the fill is the output check's to judge there): nothing
+    # learnt in train mode may change eval mode (blind corpus 44: a softmax shift kept from
+    # training underflows here).
+    bottom = attention.bottom_case(task)
+    after_train = [] if bottom is None else [
+        Call(dataclasses.replace(bottom, tensors={**bottom.tensors, "valid_lens": None}), False, False,
+             "eval_after_train")]
     return [Call(case(31, torch.tensor([100, K]), FAR), False, True, "as_decoder"),
-            Call(case(61, torch.tensor([100, K])), False, True, "inputs_overwritten"),
+            Call(case(61, torch.tensor([K, 37])), False, True, "inputs_overwritten"),
             Call(case(41, None), False, True, "none_after_lens"),
             *other_size,
-            Call(case(51, torch.tensor([[3, K + 5], [70, 1]])), True, False, "train_mode")]
+            Call(case(51, torch.tensor([[3, K + 5], [70, 1]])), True, False, "train_mode"),
+            *after_train]
 
 
 THEN = {"none_after_lens": "module(other_queries, other_keys, other_values, valid_lens=None)",
         "other_size": f"module(other_queries, other_keys, other_values, lens)  # {D + 3} features, not {D}",
         "train_mode": "module.train(); module(other_queries, other_keys, other_values, other_valid_lens)",
-        "inputs_overwritten": "keys[:] = new_keys; values[:] = new_values; module(new_queries, keys, values, lens)"}
+        "eval_after_train": "module.eval(); module(queries_near_the_bottom, keys, values, None)",
+        "inputs_overwritten": "keys[:] = new_keys; values[:] = new_values; lens[:] = new_lens; "
+                              "module(new_queries, keys, values, lens)"}
 
 
 def _code(call: Call) -> str:
     lines = [call.case.code(), "# every call under torch.no_grad(), as the book's predict_step runs the decoder"]
     if call.context == "inputs_overwritten":
-        lines.append("# keys and values: the first call's tensors, these values written into them in place")
+        lines.append("# keys, values and valid_lens: the first call's tensors, these values written into them in place")
     elif call.permuted:
         lines.append("keys = values = keys.permute(1, 0, 2).contiguous().permute(1, 0, 2)"
                      "  # non-contiguous, as enc_outputs.permute(1, 0, 2)")
@@ -81,8 +103,8 @@ def _code(call: Call) -> str:
 
 def _arguments(call: Call) -> list:
     q, k, v, lens = inputs(call.case)
-    if call.context == "inputs_overwritten":  # into the first call's keys and values (arguments 1 and 2)
-        return [q, {"overwrite": [0, 1], "with": k}, {"overwrite": [0, 2], "with": v}, lens]
+    if call.context == "inputs_overwritten":  # into the first call's keys, values and lengths (arguments 1-3)
+        return [q, *({"overwrite": [0, i], "with": t} for i, t in ((1, k), (2, v), (3, lens)))]
     if not call.permuted:
         return [q, k, v, lens]
     keys_first = k.permute(1, 0, 2).contiguous()  # (K, B, D): as the encoder's outputs are laid out
@@ -104,13 +126,25 @@ def _run(student, task: AttentionTask, device: str, plain: tuple = ()) -> tuple[
 
     def run() -> dict | StudentError:
         try:
-            _, module = build(student, task, calls[0].case, device=device)
+            # its own weights where a contract parameter is missing: the value contexts run only once the
+            # drawn examples passed, the inputs' writes are judged either way
+            _, module = build(student, task, calls[0].case, device=device, own_weights=True)
             # under no_grad, as the book's predict_step calls the decoder's attention: where a buffer
             # reused for the output is most tempting (blind corpus 9)
             return module.calls_kept([[c.train, _on(_arguments(c), device)] for c in calls], READ, grad=False)
         except StudentError as error:
             return error
     return calls, _SEEN.get(student, (task.name, device, plain), run)
+
+
+def sequence(student, task: AttentionTask, device: str) -> tuple[list[Call], dict | StudentError]:
+    """The sequence's calls and the worker's reply (or the error it raised), made once per student."""
+    return _run(student, task, device)
+
+
+def call_code(calls: list[Call], call: Call) -> str:
+    """One call of the sequence as code, after the calls made before it on the same module."""
+    return _before(calls, calls.index(call)) + _code(call)
 
 
 def _judged_plain(student, task: AttentionTask, ctx: Context, calls: list[Call], error: StudentError) -> tuple:
@@ -168,6 +202,28 @@ def judge(student, task: AttentionTask, ctx: Context, weights: bool) -> None:
                          _before(calls, i) + _code(call) + later, shape)
 
 
+def judge_side_by_side(student, task: AttentionTask, ctx: Context) -> None:
+    """The first module the output checks built (each of their examples builds its own), its
+    attention_weights read again once the modules built after it have run, against the
+    reference's: two modules of a class share nothing (state kept on the class, not on
+    ``self``, is the class's)."""
+    built = attention.modules_built(student, task, ctx.device)
+    first = next((entry for entry in built if isinstance(entry[4], torch.Tensor)), None)
+    if first is None or first is built[-1]:
+        return  # no module ran beside it
+    case, reference, module, _, _ = first
+    code = (f"{case.code()}\nmodule = {task.name}(...); module.eval()  # dropout=0\n"
+            "module(queries, keys, values, valid_lens)\n"
+            f"# ...then other modules of the class, each built and called on its own inputs\n"
+            "module.attention_weights  # read again")
+    try:
+        again = module.attr("attention_weights")
+    except StudentError as error:
+        raise CheckFailed(raised(error, code)) from None
+    _, stored, tol = expected(reference, case)
+    check_tensor(again, stored, max(tol, 1e-5), text("context.first_module", what=WEIGHTS), code, "(B, Q, K)")
+
+
 def gradients_in_train_mode(student, task: AttentionTask, ctx: Context) -> None:
     """As a training step runs the module: in train mode at dropout 0 the gradients equal the
     reference's (float64, the train-mode call's inputs; where the output is not the reference's,
@@ -196,9 +252,12 @@ def gradients_in_train_mode(student, task: AttentionTask, ctx: Context) -> None:
 def with_contexts(checks: list[Check], task: AttentionTask) -> list[Check]:
     """The task's checks, each of the output, the weights and the gradients followed, once its
     drawn examples pass, by the same property in the book's contexts."""
+    def weights_in_contexts(student, ctx: Context) -> None:
+        judge(student, task, ctx, weights=True)
+        judge_side_by_side(student, task, ctx)
     return _followed_by(checks, {
         "matches the reference": lambda student, ctx: judge(student, task, ctx, weights=False),
-        "attention_weights match the reference": lambda student, ctx: judge(student, task, ctx, weights=True),
+        "attention_weights match the reference": weights_in_contexts,
         "gradients match the reference": lambda student, ctx: gradients_in_train_mode(student, task, ctx)})
 
 
@@ -222,18 +281,18 @@ FIRST_STEP = 2  # the calls: init_state of the sentence decoded, init_state of a
 
 def _decoder_case(dtype=torch.float32) -> Case:
     """Two sentences of ``WIDE`` source tokens (more than any table sized at 256), lengths 220 and
-    ``WIDE``."""
+    ``WIDE``; their targets hold every token of the vocabulary (index 0 is a real token in this
+    course, not padding: in train mode every embedding row gets its gradient)."""
     B, T = 2, WIDE
     src = torch.randint(0, 7, (B, T), generator=torch.Generator().manual_seed(71))
-    tgt = torch.randint(0, 7, (B, STEPS), generator=torch.Generator().manual_seed(72))
+    tgt = torch.tensor([[0, 1, 2, 3], [4, 5, 6, 0]])  # (B, STEPS)
     return Case({"src": src, "tgt": tgt, "enc_valid_lens": torch.tensor([220, T])},
                 options={"vocab_size": 7, "embed_size": 4, "num_hiddens": 5, "num_layers": 2, "seed": 71,
                          "dtype": dtype},
-                recipes={"src": f"torch.randint(0, 7, ({B}, {T}), generator=torch.Generator().manual_seed(71))",
-                         "tgt": f"torch.randint(0, 7, ({B}, {STEPS}), generator=torch.Generator().manual_seed(72))"})
+                recipes={"src": f"torch.randint(0, 7, ({B}, {T}), generator=torch.Generator().manual_seed(71))"})
 
 
-OTHER_SEED, OTHER_LENS = 73, [WIDE, 30]  # the other batch whose state is made, not used
+OTHER_SEED, OTHER_LENS = 73, [WIDE, 30]  # the other batch, whose state is made before and decoded after
 
 
 def _decoder_code(case: Case, step: int, moment: str) -> str:
@@ -243,7 +302,7 @@ def _decoder_code(case: Case, step: int, moment: str) -> str:
             f"other_lens = torch.tensor({OTHER_LENS})\n"
             f"with torch.no_grad():  # as predict_step runs\n"
             f"    state = decoder.init_state(encoder(src), enc_valid_lens)\n"
-            f"    other_state = decoder.init_state(encoder(other_src), other_lens)  # made, not used here\n"
+            f"    other_state = decoder.init_state(encoder(other_src), other_lens)  # decoded after the steps below\n"
             f"    for s in range({step + 1}):  # one step per call, the returned state carried\n"
             f"        logits, state = decoder(tgt[:, s:s + 1], state)\n"
             f"        weights = decoder.attention_weights  # read after each call")
@@ -255,13 +314,14 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
     case = _decoder_case()
 
     def drive() -> tuple:
-        enc_outputs, reference, module = decoders.setup(student, task, case, device=device)
+        enc_outputs, reference, module = decoders.setup(student, task, case, device=device, own_weights=True)
         there, enc_there = decoders.on(device, case, enc_outputs)
         tgt, other = there.tensors["tgt"], _other_sentence(task, case, device)
         calls = [[False, [enc_there, there.tensors["enc_valid_lens"]], "init_state"],
                  [False, other, "init_state"]]  # made before the first is decoded: its state is the argument's
         calls += [[False, [tgt[:, s:s + 1], {"result_of": FIRST_STEP + s - 1 if s else 0, "item": 1 if s else None}]]
                   for s in range(STEPS)]
+        calls += [[False, [tgt[:, :1], {"result_of": 1, "item": None}]]]  # then the other batch's first step
         try:
             reply = module.calls_kept(calls, READ, grad=False)  # predict_step is @torch.no_grad()
         except StudentError as error:
@@ -270,12 +330,22 @@ def _predicted(student, task, device: str) -> tuple[Case, object, object, dict |
     return case, *_SEEN.get(student, ("predict_step", task.name, device), drive)
 
 
+def predict_step(student, task, device: str) -> tuple[Case, dict | StudentError]:
+    """The case and the worker's reply (or the error it raised) of the decoder driven as
+    ``predict_step`` drives it, made once per student."""
+    case, _, _, reply = _predicted(student, task, device)
+    return case, reply
+
+
+def predict_step_code(case: Case, step: int) -> str:
+    return _decoder_code(case, step, "now")
+
+
 def _other_sentence(task, case: Case, device: str) -> list:
     """Another batch's (encoder outputs, lengths), as ``init_state`` takes them."""
     encoder = decoders.references(task, case)[0]
     src = torch.randint(0, 7, case.tensors["src"].shape, generator=torch.Generator().manual_seed(OTHER_SEED))
-    with torch.no_grad():
-        outputs = encoder(src)
+    outputs = decoders.encoded(encoder, src)
     return [decoders.map_tensors(outputs, lambda t: t.to(device)), torch.tensor(OTHER_LENS, device=device)]
 
 
@@ -296,6 +366,7 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
         judged = _carried_right(student, task, case, device, reply)
     else:
         whole, judged = _teacher_forced(student, task, case, device), STEPS  # (B, S, V), the student's own
+        _judge_other_batch(student, task, case, device, reply)
     for step in range(judged):
         for moment, key in (("now", "at_call"), ("later", "after")):
             result, attributes = reply[key][FIRST_STEP + step]
@@ -314,6 +385,21 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
                                           got=f"{len(got)} tensors" if isinstance(got, (list, tuple))
                                           else type(got).__name__))
             check_tensor(got[0], steps[step], 1e-5, what, code, "(B, 1, T)")
+
+
+def _judge_other_batch(student, task, case: Case, device: str, reply: dict) -> None:
+    """The other batch's first step, decoded after the first batch's steps from the state its
+    ``init_state`` made before them, against the student's own decoding of that batch at once
+    (nothing of the first batch may be kept: a cache by shape, by identity, on the module)."""
+    B, T = case.tensors["src"].shape
+    other = Case({"src": torch.randint(0, 7, (B, T), generator=torch.Generator().manual_seed(OTHER_SEED)),
+                  "tgt": case.tensors["tgt"], "enc_valid_lens": torch.tensor(OTHER_LENS)},
+                 options=case.options, recipes=case.recipes)
+    whole = _teacher_forced(student, task, other, device)
+    code = (_decoder_code(case, STEPS - 1, "now") + "\n    logits, _ = decoder(tgt[:, :1], other_state)"
+            "\n# expected: your decoder's logits of the other batch's whole target at once, step 0")
+    check_tensor(_step_logits(reply["at_call"][FIRST_STEP + STEPS][0]), whole[:, :1], decoders.STEP_TOLERANCE,
+                 text("context.other_batch", steps=WIDE), code, "(B, 1, V)")
 
 
 def _step_logits(result):
@@ -387,6 +473,9 @@ def _dropout_acts(student, task, device: str) -> None:
         evaluated = decoders.first(module(tgt, module.method("init_state", enc_there, lens)), case)
         module.train()
         trained = decoders.first(module(tgt, module.seeded(0, "init_state", enc_there, lens)), case)
+        again = decoders.first(module.calls_kept(  # decoded again, not seeded
+            [[True, [enc_there, lens], "init_state"], [True, [tgt, {"result_of": 0, "item": None}]]])["at_call"][1][0],
+            case)
     except StudentError as error:
         raise CheckFailed(raised(error, code + "decoder.train()\n" + DECODE)) from None
     if isinstance(evaluated, torch.Tensor) and close(trained, evaluated, 1e-6):
@@ -394,6 +483,10 @@ def _dropout_acts(student, task, device: str) -> None:
                                   case_code=code + f"decoder.eval()\n{DECODE}\ndecoder.train()\n{DECODE}",
                                   expected=text("context.dropout_acts_expected"),
                                   got=text("context.dropout_acts_got")))
+    if isinstance(trained, torch.Tensor) and close(again, trained, 0.0):
+        raise CheckFailed(Finding(problem=text("dropout.same_every_call"),
+                                  case_code=code + f"decoder.train()\n{DECODE}\n{DECODE}  # no seeding in between",
+                                  expected=text("dropout.drawn_anew"), got=text("dropout.same_draw")))
 
 
 # The reference's logits of the fixed long case, per task: computed once per process.
@@ -405,8 +498,8 @@ def _reference_logits(task, case: Case) -> tuple[torch.Tensor, float]:
     for every student) in float64, and the tolerance."""
     def compute() -> tuple[torch.Tensor, float]:
         encoder, reference, _ = decoders.references(task, case)
+        enc_outputs = decoders.encoded(encoder, case.tensors["src"])
         with torch.no_grad():
-            enc_outputs = encoder(case.tensors["src"])
             own = reference(case.tensors["tgt"], reference.init_state(enc_outputs, case.tensors["enc_valid_lens"]))[0]
         expected = decoders.expected_logits(task, reference, case, enc_outputs)  # (B, S, V)
         return expected, tolerance(own, expected)
@@ -427,15 +520,44 @@ def decoder_gradients_in_train_mode(student, task, device: str) -> None:
         raise CheckFailed(raised(error, code)) from None
 
 
+def judge_decoders_side_by_side(student, task, device: str) -> None:
+    """The first decoder the logits check built (each of its examples builds its own), its
+    per-step attention_weights read again once the decoders built after it have decoded, against
+    the reference's at each step (state kept on the class, not on ``self``, is shared)."""
+    seen = decoders.as_decoded(student, task, device)
+    first = next(((case, d) for case, d in seen if isinstance(d.weights, (list, tuple))), None)
+    if first is None or first[1] is decoders.decodings(student, task, device)[-1][1]:
+        return  # no decoder ran beside it
+    case, decoding = first
+    code = (f"{case.code()}\ndecoder = {task.name}(...); decoder.eval()\n{DECODE}\n"
+            "# ...then other decoders of the class, each built and decoding its own batch\n"
+            "decoder.attention_weights  # read again")
+    try:
+        again = decoding.module.attr("attention_weights")
+    except StudentError as error:
+        raise CheckFailed(raised(error, code)) from None
+    expected = decoders.reference_steps(decoding.reference, case, decoding.enc_outputs)
+    if not isinstance(again, (list, tuple)) or len(again) != len(expected):
+        raise CheckFailed(Finding(problem=text("context.first_decoder", what=text("decoder.weights_list")),
+                                  case_code=code, expected=f"[(B, 1, T)] * {len(expected)}",
+                                  got=f"{len(again)} tensors" if isinstance(again, (list, tuple))
+                                  else type(again).__name__))
+    for step, (got, right) in enumerate(zip(again, expected, strict=True)):
+        check_tensor(got, right, 1e-5, text("context.first_decoder", what=text("decoder.step_weights", step=step)),
+                     code, "(B, 1, T)")
+
+
 def with_decoder_contexts(checks: list[Check], task) -> list[Check]:
     """The decoder's checks, each of the logits, the step-by-step logits, the per-step weights
     and the gradients followed, once its drawn examples pass, by the same property as the
     book's ``predict_step`` decodes or as training runs the decoder."""
+    def weights_in_contexts(student, ctx: Context) -> None:
+        judge_predict_step(student, task, ctx.device, weights=True)
+        judge_decoders_side_by_side(student, task, ctx.device)
     return _followed_by(checks, {
         "matches the reference": lambda student, ctx: decoder_as_trained(student, task, ctx.device),
         "step by step equals teacher forcing":
         lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=False),
-        "attention weights per step match the reference":
-        lambda student, ctx: judge_predict_step(student, task, ctx.device, weights=True),
+        "attention weights per step match the reference": weights_in_contexts,
         "gradients match the reference":
         lambda student, ctx: decoder_gradients_in_train_mode(student, task, ctx.device)})

@@ -20,11 +20,11 @@ from ..results import Heatmap, text
 from ..sandbox.client import StudentError, gradients_reply, gradients_request, then_reply
 from . import gradients
 from .attention import build_remote, then_results
-from .compare import (call_float64, case_key, check_shape, check_tensor, float32_inside, float64_twin,
-                      heatmap, reference_result, tolerance)
+from .compare import (PRECISION, call_float64, case_key, check_shape, check_tensor, float64_twin, heatmap, in_dtype,
+                      judged_precise, reference_result, some_precise, tolerance)
 from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, left_to, search
 from .diagnosis import Observation, name_mistake, variant_outputs
-from .inputs import BATCH_ONE, INT32, Case, decoder_cases, randomize
+from .inputs import BATCH_ONE, INT32, WIDE, Case, decoder_cases, randomize
 
 LOGITS = text("tensor.logits")
 
@@ -84,18 +84,24 @@ def map_tensors(value, fn):
     return value
 
 
-def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: str = "cpu", train: bool = False):
+def setup(student, task: DecoderTask, case: Case, dropout: float = 0.0, device: str = "cpu", train: bool = False,
+          own_weights: bool = False):
     """Reference encoder outputs (CPU, in the case's dtype), the reference decoder (float32,
     CPU), and the student's decoder with its weights, in eval mode (train mode with ``train``),
     in the case's dtype and on ``device`` (the run's: CUDA on a GPU runner; ``on`` moves the
-    inputs there)."""
-    return _setup(student, task, case, dropout, device, read=None, train=train)[:3]
+    inputs there). A contract parameter the decoder does not have fails the check, unless
+    ``own_weights`` (a check that compares the decoder with itself): it then keeps its own,
+    the same in every build (SPEC §3: only the checks that need the copied weights fail)."""
+    return _setup(student, task, case, dropout, device, read=None, train=train, own_weights=own_weights)[:3]
 
 
-def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu"):
-    """``setup``, then the whole target decoded on ``device``, teacher forced, in the same round
+def setup_decoded(student, task: DecoderTask, case: Case, device: str = "cpu", dropout: float = 0.0,
+                  train: bool = False):
+    """``setup`` (at ``dropout``, in train mode with ``train``, its own weights where the contract's
+    are missing), then the whole target decoded on ``device``, teacher forced, in the same round
     trip: (encoder outputs, reference, module, logits). The student's error is raised."""
-    enc_outputs, reference, module, then, _ = _setup(student, task, case, 0.0, device, read=[])
+    enc_outputs, reference, module, then, _, _ = _setup(student, task, case, dropout, device, read=[], train=train,
+                                                         own_weights=True)
     results, _ = then_results(then, 2)
     return enc_outputs, reference, module, first(results[1], case)
 
@@ -104,21 +110,20 @@ def decoded_twice(student, task: DecoderTask, case: Case, dropout: float, device
     """``setup`` at ``dropout``, ``init_state``, then the whole target decoded twice from the very
     same state objects, in the same round trip: (first result (copied before the second call),
     second result); the student's error is raised."""
-    _, _, _, then, _ = _setup(student, task, case, dropout, device, read=[], twice=True)
+    _, _, _, then, _, _ = _setup(student, task, case, dropout, device, read=[], twice=True, own_weights=True)
     _, first_result, second_result = then_results(then, 3)[0]
     return first_result, second_result
 
 
 def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, read: list | None,
-           train: bool = False, gradients: Callable | None = None, twice: bool = False):
+           train: bool = False, gradients: Callable | None = None, twice: bool = False, own_weights: bool = False):
     """``setup``'s work; with ``read`` (a list), also the decoding's calls (its forward made
     ``twice``, with ``twice``) and those attributes; with ``gradients``, also the worker's
     ``gradients`` request that ``gradients(encoder outputs)`` makes, on the built decoder
-    (``build_remote``)."""
+    (``build_remote``). Returns them, and the contract's parameters it does not have."""
     encoder, reference, weights = references(task, case)
     src, tgt, lens = case.tensors["src"], case.tensors["tgt"], case.tensors["enc_valid_lens"]
-    with torch.no_grad():
-        enc_outputs = encoder(src)
+    enc_outputs = encoded(encoder, src)
     lazy = [["init_state", [enc_outputs, lens]], [None, [tgt, {"result_of": 0}]]]  # the student's lazy layers
     float64 = case.options.get("dtype") == torch.float64
     in_dtype = map_tensors(enc_outputs, Tensor.double) if float64 else enc_outputs
@@ -131,9 +136,25 @@ def _setup(student, task: DecoderTask, case: Case, dropout: float, device: str, 
         if task.lstm:
             _name_gru_state(student, task, case, enc_outputs)
         raise
-    if missing:
-        raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
-    return in_dtype, reference, module, done, grads
+    if missing and not own_weights:
+        raise_missing(missing, case)
+    return in_dtype, reference, module, done, grads, missing
+
+
+def raise_missing(missing: list[str], case: Case) -> None:
+    """The failure of a check that needs the reference's weights copied into parameters the
+    decoder does not have."""
+    raise fail(text("decoder.parameters_missing", missing=", ".join(missing)), case_code=case.code())
+
+
+def encoded(encoder, src: Tensor):
+    """The reference encoder's outputs for ``src``: computed once per process for equal values
+    (a GRU over hundreds of source steps takes milliseconds, and every student's decoder is
+    given the same)."""
+    def compute():
+        with torch.no_grad():
+            return encoder(src)
+    return reference_result("encoder outputs", compute, encoder, src)
 
 
 # The reference encoders and decoders, by task, sizes and seed: all that their lazy
@@ -211,6 +232,7 @@ class Decoding(NamedTuple):
     result: object        # what forward returned, or the StudentError the decoding raised
     weights: object       # its attention_weights then, or the StudentError reading them
     state: object         # what init_state returned (None where the decoding raised)
+    missing: list         # the contract's parameters it does not have (it decoded with its own there)
 
 
 # The student's decoding per case, for one student: the logits check and the checks that share
@@ -219,17 +241,51 @@ class Decoding(NamedTuple):
 _DECODED = PerStudent()
 
 
-def decoded(student, task: DecoderTask, case: Case, device: str) -> Decoding:
+def decoded(student, task: DecoderTask, case: Case, device: str, needs_weights: bool = False) -> Decoding:
     """The case decoded once per student and device (``Decoding``); an error building the
-    decoder is raised."""
+    decoder is raised. A check that needs the reference's weights calls it with
+    ``needs_weights``: it fails where the decoder lacks a contract parameter."""
     def decode() -> Decoding:
         names = ["attention_weights"]
-        enc_outputs, reference, module, then, _ = _setup(student, task, case, 0.0, device, read=names)
+        enc_outputs, reference, module, then, _, missing = _setup(student, task, case, 0.0, device, read=names,
+                                                                  own_weights=True)
         results, read = then_reply(then, 2, names)
         if isinstance(results, StudentError):
-            return Decoding(enc_outputs, reference, module, results, results, None)
-        return Decoding(enc_outputs, reference, module, results[1], read["attention_weights"], results[0])
-    return _DECODED.get(student, case_key(task.name, device, case), decode)
+            done = Decoding(enc_outputs, reference, module, results, results, None, missing)
+        else:
+            done = Decoding(enc_outputs, reference, module, results[1], read["attention_weights"], results[0], missing)
+        decodings(student, task, device).append((case, done))
+        return done
+    seen = _DECODED.get(student, case_key(task.name, device, case), decode)
+    if needs_weights and seen.missing:
+        raise_missing(seen.missing, case)
+    return seen
+
+
+# Every decoding ``decoded`` made, in order, per student, task and device.
+_DECODINGS = PerStudent()
+
+
+def decodings(student, task: DecoderTask, device: str) -> list[tuple[Case, Decoding]]:
+    """The decodings ``decoded`` made, one fresh decoder each, in order: each was built after the
+    ones before it, beside them (``contexts.judge_decoders_side_by_side``)."""
+    return _DECODINGS.get(student, (task.name, device), list)
+
+
+def called_again(student, task: DecoderTask, device: str, module) -> None:
+    """Note a decoder of ``decodings`` that a check calls again: what it keeps is no longer as its
+    decoding left it (``as_decoded``)."""
+    _CALLED_AGAIN.get(student, (task.name, device), list).append(module)
+
+
+def as_decoded(student, task: DecoderTask, device: str) -> list[tuple[Case, Decoding]]:
+    """``decodings`` whose decoders no check called again."""
+    again = _CALLED_AGAIN.get(student, (task.name, device), list)
+    return [(case, seen) for case, seen in decodings(student, task, device)
+            if not any(seen.module is module for module in again)]
+
+
+_CALLED_AGAIN = PerStudent()
 
 
 # The check that charges a crash on int32 lengths or a batch of one; the others judge such an
@@ -245,29 +301,79 @@ def logits_examples(ctx: Context) -> int:
 def _matches(task: DecoderTask):
     def run(student, ctx: Context) -> None:
         def test(case: Case):
-            enc_outputs, reference, module, got = decoded(student, task, case, ctx.device)[:4]
+            enc_outputs, reference, module, got = decoded(student, task, case, ctx.device, needs_weights=True)[:4]
             if isinstance(got, StudentError):
                 raise got
             got = first(got, case)
-            def logits_and_tolerance():
-                expected = expected_logits(task, reference, case, enc_outputs)
-                with torch.no_grad():
-                    own = reference(case.tensors["tgt"], reference.init_state(
-                        map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
-                return expected, tolerance(own, expected, case.options["dtype"])
-            expected, tol = reference_result("decoder logits", logits_and_tolerance, reference, case.tensors,
-                                             enc_outputs)
+            expected, tol = logits_and_tolerance(task, reference, case, enc_outputs)
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code, "(B, S, V)")
             except CheckFailed as failed:
                 named = name_mistake(_observed(task, reference, case, enc_outputs, got, expected),
-                                     lambda: _probes(student, task, ctx.device), max(tol, 1e-5))
-                failed.finding.mistake = SAME_MISTAKE.get(named, named) \
-                    or float32_inside(got, expected, tol, case.options["dtype"])  # float32's tolerance above
+                                     lambda: _probes(student, task, ctx.device),
+                                     max(tol * in_dtype(case.options["dtype"]), 1e-5))
+                failed.finding.mistake = SAME_MISTAKE.get(named, named)
                 failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
                 raise
         search(decoder_cases(), test, ctx, max_examples=logits_examples(ctx), left_to=left_to(CHARGED_BY, ctx))
     return run
+
+
+def logits_and_tolerance(task: DecoderTask, reference, case: Case, enc_outputs) -> tuple[Tensor, float]:
+    """The reference's logits in float64 and float32's tolerance (for float64 inputs too: their
+    precision is a check of its own, ``precision``)."""
+    def compute():
+        expected = expected_logits(task, reference, case, enc_outputs)
+        with torch.no_grad():
+            own = reference(case.tensors["tgt"], reference.init_state(
+                map_tensors(enc_outputs, Tensor.float), case.tensors["enc_valid_lens"]))[0]
+        return expected, tolerance(own, expected)
+    return reference_result("decoder logits", compute, reference, case.tensors, enc_outputs)
+
+
+def _precise(task: DecoderTask):
+    """The logits of the drawn decodings with float64 inputs (``decodings``), then a
+    decoder built (its lazy layers initialised by a float32 decoding) and converted with
+    ``module.to(torch.float64)`` over hundreds of source steps, against the reference at
+    float64's tolerance (``compare.judged_precise``)."""
+    def run(student, ctx: Context) -> None:
+        judged = [_judged_precise(task, seen.reference, case, seen.enc_outputs, seen.result[0], case.code)
+                  for case, seen in decodings(student, task, ctx.device)
+                  if case.options["dtype"] == torch.float64 and not seen.missing
+                  and isinstance(seen.result, (tuple, list)) and len(seen.result) == 2]
+        judged.append(_converted(student, task, ctx.device))
+        some_precise(judged, "matches the reference")
+    return run
+
+
+def _judged_precise(task: DecoderTask, reference, case: Case, enc_outputs, got, code) -> bool:
+    expected, tol = logits_and_tolerance(task, reference, case, enc_outputs)
+    return judged_precise(got, expected, tol * in_dtype(torch.float64), tol, text("precision.result", what=LOGITS),
+                            code, "(B, S, V)", lambda: _observed(task, reference, case, enc_outputs, got, expected)[2])
+
+
+def _converted(student, task: DecoderTask, device: str) -> bool:
+    """A decoder built in float32 (its lazy layers initialised by a float32 decoding), then
+    converted with ``module.to(torch.float64)`` and decoding the float64 encoder outputs of
+    hundreds of steps, in one round trip (``setup`` converts a float64 case's decoder so)."""
+    src = torch.randint(0, 5, (2, WIDE), generator=torch.Generator().manual_seed(76))
+    tgt = torch.randint(0, 5, (2, 3), generator=torch.Generator().manual_seed(77))
+    case = Case({"src": src, "tgt": tgt, "enc_valid_lens": torch.tensor([220, WIDE])},
+                options={"vocab_size": 5, "embed_size": 3, "num_hiddens": 4, "num_layers": 2, "seed": 76,
+                         "dtype": torch.float64},
+                recipes={"src": f"torch.randint(0, 5, (2, {WIDE}), generator=torch.Generator().manual_seed(76))",
+                         "tgt": "torch.randint(0, 5, (2, 3), generator=torch.Generator().manual_seed(77))"})
+    code = (f"{case.code()}\ndecoder = {task.name}(vocab_size, embed_size, num_hiddens, num_layers)"
+            "  # its lazy layers initialised by a float32 decoding\ndecoder.to(torch.float64)\n"
+            "logits, _ = decoder(tgt, decoder.init_state(enc_outputs, enc_valid_lens))  # enc_outputs in float64")
+    try:
+        enc_outputs, reference, _, then, _, _ = _setup(student, task, case, 0.0, device, read=[])
+        result = then_results(then, 2)[0][1]
+    except StudentError:  # a crash is the value checks' to charge (hundreds of source steps: the contexts')
+        return False
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return False
+    return _judged_precise(task, reference, case, enc_outputs, result[0], code)
 
 
 def _observed(task: DecoderTask, reference, case: Case, enc_outputs, got, expected: Tensor) -> Observation:
@@ -431,7 +537,7 @@ def _weights_of(student, task: DecoderTask, case: Case, device: str) -> tuple | 
     per-step weights); None where the decoding raised with ``enc_valid_lens=None``, which is the
     logits check's to judge (SPEC §3: charged once). Other errors are raised."""
     try:
-        enc_outputs, reference, module, logits, weights, _ = decoded(student, task, case, device)
+        enc_outputs, reference, module, logits, weights = decoded(student, task, case, device, needs_weights=True)[:5]
     except StudentError as error:  # building it already decodes once (its lazy layers)
         logits = error
     if isinstance(logits, StudentError):
@@ -469,6 +575,7 @@ def _step_by_step(task: DecoderTask):
                 if isinstance(result, StudentError):
                     raise result
                 whole = first(result, case)
+                called_again(student, task, ctx.device, module)
             case, enc_outputs = on(ctx.device, case, enc_outputs)
             tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
             state, steps = module.method("init_state", enc_outputs, lens), []
@@ -500,12 +607,13 @@ def _gradients(task: DecoderTask):
 
 def _attending_case() -> Case:
     """A fixed float64 example whose logits depend on the attention (4 source steps, lengths 2
-    and 4)."""
-    generator = torch.Generator().manual_seed(5)
-    src, tgt = torch.randint(0, 5, (2, 4), generator=generator), torch.randint(0, 5, (2, 3), generator=generator)
+    and 4), whose target holds every token of the vocabulary."""
+    src = torch.randint(0, 5, (2, 4), generator=torch.Generator().manual_seed(5))
+    tgt = torch.tensor([[0, 1, 2, 3, 4], [4, 3, 2, 1, 0]])
     return Case({"src": src, "tgt": tgt, "enc_valid_lens": torch.tensor([2, 4])},
                 options={"vocab_size": 5, "embed_size": 3, "num_hiddens": 4, "num_layers": 2, "seed": 5,
-                         "dtype": torch.float64})
+                         "dtype": torch.float64},
+                recipes={"src": "torch.randint(0, 5, (2, 4), generator=torch.Generator().manual_seed(5))"})
 
 
 def gradients_judged(student, task: DecoderTask, case: Case, device: str, train: bool = False,
@@ -517,7 +625,7 @@ def gradients_judged(student, task: DecoderTask, case: Case, device: str, train:
     outputs)."""
     tgt, lens = case.tensors["tgt"], case.tensors["enc_valid_lens"]
     R = gradients.cotangent((*tgt.shape, case.options["vocab_size"]), case.options["seed"])
-    enc_outputs, reference, module, _, reply = _setup(
+    enc_outputs, reference, module, _, reply, _ = _setup(
         student, task, case, 0.0, device, read=None, train=train,
         gradients=lambda enc: gradients_request(decoding(device, case, enc), R.to(device)))
     reply = gradients_reply(reply)
@@ -560,4 +668,5 @@ def checks_for(task_id: str) -> list[Check]:
             check("matches the reference", _matches(task)),
             check("attention weights per step match the reference", _weights_per_step(task)),
             check("step by step equals teacher forcing", _step_by_step(task)),
-            check("gradients match the reference", _gradients(task))]
+            check("gradients match the reference", _gradients(task)),
+            check(PRECISION, _precise(task))]

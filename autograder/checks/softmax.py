@@ -5,9 +5,9 @@ from reference.attention import keep_mask, masked_softmax as reference_softmax
 
 from ..results import text
 from ..sandbox.client import StudentError
-from .compare import check_shape, check_tensor, close, float32_inside, rounding, tolerance
+from .compare import PRECISION, check_shape, check_tensor, close, judged_precise, rounding, some_precise, tolerance
 from .core import (Check, CheckBlocked, CheckFailed, Context, MainCheck, PerStudent, fail, in_context, left_to,
-                   noted_as_own, search)
+                   noted_as_own, raised, search)
 from . import devices
 from .diagnosis import Observation, at_the_bottom, name_mistake, named_explains, variant_outputs
 from .inputs import BATCH_ONE, INT32, TWO_D, WIDE, Case, score_cases, values
@@ -56,6 +56,9 @@ def diagnose(student, got, case: Case, tol: float):
 
 
 MAIN_CHECK = "matches the reference with 1-D valid_lens"
+# The weights the 1-D check's calls returned for float64 scores, per student and device: the
+# precision check judges them again, at float64's tolerance.
+_FLOAT64 = PerStudent()
 # The check that charges a crash on each kind of input; the other checks judge such an
 # example in its plain form instead (core.judged_plain).
 CHARGED_BY = {TWO_D: "matches the reference with 2-D valid_lens", INT32: MAIN_CHECK, BATCH_ONE: MAIN_CHECK}
@@ -72,27 +75,33 @@ def compare_to_reference(student, case: Case, narrower: bool = False) -> bool:
     form's own (2-D lengths read as 1-D, None not handled) still is."""
     X, lens = case.tensors["X"], case.tensors["valid_lens"]
     got = student.call(NAME, X, lens)
-    expected = reference_softmax(X.double(), lens)
-    own32 = reference_softmax(X.float(), lens)
-    tol32 = tolerance(own32, expected) + rounding(X)  # float32's: the mistakes are told apart at it
-    tol = tolerance(own32, expected, X.dtype) + rounding(X)
+    if not narrower and X.dtype == torch.float64:
+        _FLOAT64.get(student, X.device.type, list).append((case, got))
+    expected, tol, _ = _expected(X, lens)  # float32's tolerance, float64 inputs too: precision is its own check
     main = _MAIN.get(student, (NAME, X.device.type), MainCheck)  # a GPU run, then the CPU again
     try:
         check_tensor(got, expected, tol, WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
-        if narrower and main.failed and _explained(student, got, case, expected, tol, tol32, main.named):
+        if narrower and main.failed and _explained(student, got, case, tol, main.named):
             return True
-        failed.finding.mistake = diagnose(student, got, case, tol32) or float32_inside(got, expected, tol, X.dtype)
+        failed.finding.mistake = diagnose(student, got, case, tol)
         if not narrower:
             main.saw(failed.finding.mistake)
         raise
     return False
 
 
-def _explained(student, got, case: Case, expected, tol: float, tol32: float, named: set) -> bool:
+def _expected(X, lens) -> tuple[torch.Tensor, float, float]:
+    """The reference's weights in float64, float32's tolerance (the mistakes are told apart at it)
+    and, for float64 scores, float64's (``precision``)."""
+    expected = reference_softmax(X.double(), lens)
+    own32 = reference_softmax(X.float(), lens)
+    return expected, tolerance(own32, expected) + rounding(X.float()), \
+        tolerance(own32, expected, X.dtype) + rounding(X)
+
+
+def _explained(student, got, case: Case, tol32: float, named: set) -> bool:
     """Whether one of the ``named`` mistakes, or the student's own 1-D form, gives ``got``."""
-    if "float32_inside" in named and float32_inside(got, expected, tol, case.tensors["X"].dtype):
-        return True
     if named_explains(named, observe(got, case), tol32):
         return True
     lens = case.tensors["valid_lens"]
@@ -133,8 +142,78 @@ def _matches(two_d: bool | None, above_k: bool = False, with_lens: bool = True):
         search(score_cases(two_d=two_d, above_k=above_k, with_lens=with_lens), compare, ctx, left_to=others)
         if with_lens and not above_k:  # then as a decoder over hundreds of source steps calls it
             in_context(_wide(two_d), compare, ctx, others)
+        if two_d is False:  # and call after call
+            _in_sequence(student, ctx)
         noted_as_own(any(excused), MAIN_CHECK)
     return run
+
+
+# Three calls in a row, as a decoder's attention makes them (under torch.no_grad()): the second
+# on the first call's X and valid_lens with new values written into them (a tensor freed and made
+# again gets the address, so the id, of the one before: nothing may be kept by a tensor's
+# identity), the third on new tensors of the same shape (what a call returns belongs to the
+# caller: no view of a buffer kept per shape that the next call overwrites).
+SEQUENCE_LENS = ([3, 9], [7, 2], [5, 1])
+
+
+def _in_sequence(student, ctx: Context) -> None:
+    """The three calls' weights against the reference's, as each call returned them and (the
+    second's) after the third; the first's X is written into by the second call's caller, so
+    only as it returned it."""
+    cases, reply = _sequence(student, ctx.device)
+    code = [_sequence_code(cases, i) for i in range(3)]
+    if isinstance(reply, StudentError):
+        raise CheckFailed(raised(reply, code[-1])) from None
+    for i, case in enumerate(cases):
+        X32, lens_i = case.tensors["X"], case.tensors["valid_lens"]
+        expected = reference_softmax(X32.double(), lens_i)
+        tol = tolerance(reference_softmax(X32, lens_i), expected) + rounding(X32)
+        for moment, key in (("now", "at_call"), ("later", "after"))[:1 if i != 1 else 2]:
+            check_tensor(reply[key][i][0], expected, tol,
+                         text(f"context.softmax_call_{i}", what=WEIGHTS, moment=text(f"context.{moment}")),
+                         code[i] if moment == "now" else code[2] + "\n# weights_2, read again", "(B, Q, K)")
+
+
+def _sequence(student, device: str) -> tuple[list[Case], dict | StudentError]:
+    """The three calls' cases, and the worker's reply to them and, in the same round trip, to the
+    precision check's two calls over hundreds of keys (float32, then float64: ``_precise``); or
+    the error the calls raised. Made once per student."""
+    cases = [Case({"X": X, "valid_lens": torch.tensor(lens)}, recipes={"X": recipe})
+             for i, lens in enumerate(SEQUENCE_LENS) for X, recipe in [values((2, 4, 9), 10.0, 81 + i, torch.float32)]]
+
+    def run() -> dict | StudentError:
+        X, lens = [c.on(device).tensors["X"] for c in cases], [c.on(device).tensors["valid_lens"] for c in cases]
+        wide = _wide(two_d=False).on(device)
+        calls = [[False, [X[0], lens[0]]],
+                 [False, [{"overwrite": [0, 0], "with": X[1]}, {"overwrite": [0, 1], "with": lens[1]}]],
+                 [False, [X[2], lens[2]]],
+                 [False, [wide.tensors["X"], wide.tensors["valid_lens"]]],
+                 [False, [wide.tensors["X"].double(), wide.tensors["valid_lens"]]]]
+        try:
+            return student.calls_kept(NAME, calls, grad=False)
+        except StudentError as error:
+            return error
+    return cases, _SEQUENCES.get(student, device, run)
+
+
+# The sequence's reply per student and device: the 1-D and the precision checks read it.
+_SEQUENCES = PerStudent()
+
+
+def _sequence_code(cases: list[Case], i: int) -> str:
+    """The calls up to the ``i``-th, as code."""
+    lines = ["with torch.no_grad():  # as a decoder's attention calls it, under predict_step"]
+    for j, case in enumerate(cases[:i + 1]):
+        X_code, lens_code = case.code().split("\n")
+        X_code, lens_code = X_code.replace("X =", f"X_{j + 1} =", 1), lens_code.replace(
+            "valid_lens =", f"valid_lens_{j + 1} =", 1)
+        if j == 1:
+            X_code = f"X_1[:] = {X_code.split(' = ', 1)[1]}; X_2 = X_1  # new values into the first call's X"
+            lens_code = (f"valid_lens_1[:] = {lens_code.split(' = ', 1)[1]}; valid_lens_2 = valid_lens_1"
+                         "  # and into its lengths")
+        lines += [f"    {X_code}", f"    {lens_code}",
+                  f"    weights_{j + 1} = masked_softmax(X_{j + 1}, valid_lens_{j + 1})"]
+    return "\n".join(lines)
 
 
 def _wide(two_d: bool) -> Case:
@@ -232,16 +311,44 @@ def _shape_dtype_device(student, ctx: Context) -> None:
 
 
 def _on_any_device(student, ctx: Context) -> None:
-    """1-D (int64) and 2-D (int32) lengths and none (SPEC §3)."""
-    def probe(lens, note: str) -> devices.Probe:
-        case = Case({"X": values((2, 3, 4), 1.0, 41, torch.float32)[0], "valid_lens": lens})
+    """1-D (int64) and 2-D (int32) lengths and none (SPEC §3), then at the size a decoder over
+    hundreds of source steps calls it (code may take another path above a size)."""
+    def probe(lens, note: str, keys: int = 4) -> devices.Probe:
+        X, recipe = values((2, 3, keys), 1.0, 41, torch.float32)
+        case = Case({"X": X, "valid_lens": lens}, recipes={"X": recipe})
         return devices.Probe(
             case, note, cpu=lambda c: student.call(NAME, *c.tensors.values()),
             elsewhere=lambda c: student.call_elsewhere(NAME, None, list(c.tensors.values()), []),
             module=False)
     devices.judge([probe(torch.tensor([1, 3]), "valid_lens of shape (B,)"),
                    probe(torch.tensor([[1, 2, 4], [3, 0, 2]], dtype=torch.int32), "valid_lens of shape (B, Q)"),
-                   probe(None, "valid_lens=None")], shape_check="output shape, dtype and device")
+                   probe(None, "valid_lens=None"),
+                   probe(torch.tensor([220, WIDE]), f"{WIDE} keys, valid_lens of shape (B,)", keys=WIDE)],
+                  shape_check="output shape, dtype and device")
+
+
+def _precise(student, ctx: Context) -> None:
+    """The weights the 1-D check's calls returned for float64 scores (``_FLOAT64``), then as a
+    decoder over hundreds of source steps calls it (float32 scores first: nothing kept of a
+    float32 call; with the 1-D check's sequence, ``_sequence``), against the reference at
+    float64's tolerance (``compare.judged_precise``)."""
+    judged: list[bool] = []
+
+    def judge(got, case: Case, code=None) -> None:
+        X, lens = case.tensors["X"], case.tensors["valid_lens"]
+        expected, tol32, tol64 = _expected(X, lens)
+        judged.append(judged_precise(got, expected, tol64, tol32, text("precision.result", what=WEIGHTS),
+                                     code or case.code, "(B, Q, K)", lambda: observe(got, case)[2]))
+    for case, got in _FLOAT64.get(student, ctx.device, list):
+        judge(got, case)
+    wide = _wide(two_d=False)
+    X64, lens = wide.tensors["X"].double(), wide.tensors["valid_lens"]
+    code = (f"{wide.code()}\nweights = masked_softmax(X, valid_lens)  # float32 first"
+            "\nweights = masked_softmax(X.double(), valid_lens)")
+    reply = _sequence(student, ctx.device)[1]
+    if not isinstance(reply, StudentError):  # a crash there is the value checks' to charge
+        judge(reply["at_call"][4][0], Case({"X": X64, "valid_lens": lens}, recipes=wide.recipes), code)
+    some_precise(judged, MAIN_CHECK)
 
 
 def warn_if_writes_input(student, ctx: Context) -> None:
@@ -264,5 +371,6 @@ CHECKS = [
     _check("plain softmax when valid_lens is None", _matches(None, with_lens=False)),
     _check("lengths above K mean all valid", _matches(None, above_k=True)),
     _check("finite row for valid length 0", _finite_when_empty),
+    _check(PRECISION, _precise),
     Check("runs on any device", devices.WHAT, _on_any_device),
 ]

@@ -28,6 +28,7 @@ _TITLES = {
     "attention weights per step match the reference": "веса внимания на каждом шаге совпадают с эталоном",
     "step by step equals teacher forcing": "пошаговое декодирование совпадает с декодированием всей "
                                            "последовательности",
+    "float64 computed in float64": "вычисления во float64 для входов float64",
 }
 
 _WHAT = {
@@ -55,6 +56,13 @@ _WHAT = {
     "what.masked_softmax.finite row for valid length 0": (
         "a row with valid length 0 comes out finite",
         "в строке с допустимой длиной 0 нет NaN и inf"),
+    "what.masked_softmax.float64 computed in float64": (
+        "for float64 scores the weights are as precise as float64 allows (the other checks allow "
+        "float32's rounding there: precision is judged here alone), for hundreds of keys and after a "
+        "float32 call too",
+        "для оценок типа float64 веса вычислены с точностью float64 (остальные проверки допускают там "
+        "ошибку округления float32: точность оценивается только здесь), в том числе для сотен ключей и "
+        "после вызова во float32"),
     "what.runs on any device": (
         "with its inputs on another device (a GPU), works as on the CPU and gives the same result there "
         "(eval and train mode, with and without lengths)",
@@ -97,6 +105,21 @@ _WHAT = {
         "by 1/(1 - p), before the product with the values; attention_weights keeps them before dropout",
         "в режиме обучения, до умножения на значения, каждый вес внимания обнуляется с вероятностью p, а "
         "оставшиеся умножаются на 1/(1 - p); attention_weights хранит веса до dropout"),
+    "what.attention.float64 computed in float64": (
+        "for float64 inputs the output is as precise as float64 allows (the other checks allow float32's "
+        "rounding there: precision is judged here alone), also for a module called in float32 first and "
+        "converted with `module.to(torch.float64)`",
+        "для входов типа float64 выход вычислен с точностью float64 (остальные проверки допускают там "
+        "ошибку округления float32: точность оценивается только здесь), в том числе для модуля, который "
+        "сначала вызывали во float32, а потом перевели во float64 через `module.to(torch.float64)`"),
+    "what.decoder.float64 computed in float64": (
+        "for float64 encoder outputs the logits are as precise as float64 allows (the other checks allow "
+        "float32's rounding there: precision is judged here alone), also for a decoder converted with "
+        "`module.to(torch.float64)` after a float32 decoding",
+        "для выходов кодировщика типа float64 логиты вычислены с точностью float64 (остальные проверки "
+        "допускают там ошибку округления float32: точность оценивается только здесь), в том числе для "
+        "декодировщика, переведённого во float64 через `module.to(torch.float64)` после декодирования во "
+        "float32"),
     "what.decoder.state and output shapes": (
         "init_state and forward follow the state contract and the shapes of the assignment",
         "init_state и forward возвращают состояние и выход в том виде и тех формах, что описаны в задании"),
@@ -159,6 +182,8 @@ _PROBLEMS = {
         "наибольшее расхождение {size:.3g} в позиции {index}: ожидалось {expected:.6g}, получено {got:.6g} "
         "(допуск {tol:.1e})"),
     "tensor.attention_weights": ("attention weights", "веса внимания"),
+    "precision.result": ("{what} for float64 inputs, at float64's tolerance",
+                         "{what} для входов типа float64, с допуском float64"),
     "tensor.attention_output": ("attention output", "выход внимания"),
     "tensor.stored_weights": ("attention_weights", "attention_weights"),
     "tensor.logits": ("decoder logits", "логиты декодировщика"),
@@ -176,12 +201,26 @@ _PROBLEMS = {
         "masked_softmax записывает значения в свой вход X (reshape возвращает представление (view) того же "
         "тензора, и X[~mask] = value пишет через него); используйте masked_fill: он возвращает новый тензор"),
     "attention.parameters_missing": (
-        "parameters {missing} not found: the assignment names them {names}",
-        "параметры {missing} не найдены: в задании они называются {names}"),
+        "parameters {missing} not found: the notebook's skeleton names them {names}, and the reference's "
+        "weights are copied into your module by these names; so this check, which compares with the "
+        "reference, cannot run (the checks that do not need the copied weights still judge your code)",
+        "параметры {missing} не найдены: в заготовке блокнота они называются {names}, и веса эталона "
+        "копируются в ваш модуль по этим именам; поэтому эта проверка, сравнивающая с эталоном, не может "
+        "быть выполнена (проверки, которым скопированные веса не нужны, всё равно оценивают ваш код)"),
     "attention.eval_dropout_output": ("eval-mode output with dropout > 0 (expected: your output without dropout)",
                                       "выход в режиме eval при dropout > 0 (ожидался ваш выход без dropout)"),
     "attention.eval_second_call": ("the output of a second call with the same tensors",
                                    "выход второго вызова с теми же тензорами"),
+    "attention.writes_input": (
+        "your module writes into {name}, a tensor it is given (an in-place operation such as `clamp_`, "
+        "`masked_fill_` or `x[...] = ...` on it): the caller's tensor changes, and a decoder passes the "
+        "same one at every step; compute into a new tensor (`clamp`, `masked_fill`)",
+        "ваш модуль записывает значения в {name} — тензор, который ему передали (операция на месте "
+        "(in-place), например `clamp_`, `masked_fill_` или `x[...] = ...`): тензор вызывающего кода "
+        "меняется, а декодировщик передаёт один и тот же тензор на каждом шаге; записывайте результат в "
+        "новый тензор (`clamp`, `masked_fill`)"),
+    "attention.input_unchanged": ("{name} as it was given", "{name} без изменений"),
+    "attention.input_written": ("{name} changed by the call", "{name}, изменённый вызовом"),
     "attention.train_weights": ("attention_weights in train mode (before dropout)",
                                 "attention_weights в режиме обучения (до dropout)"),
     "context.as_decoder": (
@@ -201,6 +240,13 @@ _PROBLEMS = {
     "context.train_mode": ("{what} of a call in train mode at `dropout=0`, as in training, {moment}",
                            "{what} при вызове в режиме обучения с `dropout=0`, как в цикле обучения, "
                            "{moment}"),
+    "context.eval_after_train": (
+        "{what} of a call in eval mode right after the train-mode call, on scores near -1000 (nothing learnt "
+        "in train mode may change eval mode: a softmax shift kept from training overflows or underflows "
+        "here), {moment}",
+        "{what} при вызове в режиме eval сразу после вызова в режиме обучения, с оценками около -1000 "
+        "(ничто, выученное в режиме обучения, не должно менять режим eval: сдвиг софтмакса, сохранённый "
+        "при обучении, здесь приводит к переполнению или исчезновению порядка), {moment}"),
     "context.long_source": ("{what} of the whole target decoded at once over {steps} source steps",
                             "{what} при декодировании всей целевой последовательности сразу (длина "
                             "исходной последовательности — {steps})"),
@@ -209,6 +255,14 @@ _PROBLEMS = {
         "carried; {steps} source steps), {moment}",
         "{what} при декодировании, как в `predict_step` книги (один шаг за вызов `forward`, возвращённое "
         "состояние передаётся дальше; длина исходной последовательности — {steps}), {moment}"),
+    "context.other_batch": (
+        "logits of another batch's first step as the book's `predict_step` decodes it ({steps} source "
+        "steps), its state made by `init_state` before the first batch was decoded and used after it "
+        "(nothing of one batch may be kept for the next: not by shape, not by a tensor's identity)",
+        "логиты первого шага другого батча при декодировании, как в `predict_step` книги (длина исходной "
+        "последовательности — {steps}): его состояние создано `init_state` до декодирования первого батча "
+        "и использовано после него (ничего от одного батча не должно переходить к следующему — ни по "
+        "форме, ни по тому, какой это объект)"),
     "context.one_step_weights": (
         "after a one-step `forward` call, attention_weights must list exactly one tensor, that step's "
         "(`predict_step` reads it after every call: start a new list in each `forward`), {moment}",
@@ -216,11 +270,41 @@ _PROBLEMS = {
         "этого шага (`predict_step` читает их после каждого вызова: заводите новый список в каждом "
         "`forward`), {moment}"),
     "context.inputs_overwritten": (
-        "{what} of a call on the first call's key and value tensors with new values written into them (a "
-        "training loop reuses its buffers: nothing may be kept by a tensor's identity), {moment}",
-        "{what} при вызове с теми же тензорами ключей и значений, что и в первом вызове, но с записанными "
-        "в них новыми значениями (цикл обучения переиспользует буферы: нельзя ничего кэшировать в расчёте "
+        "{what} of a call on the first call's key, value and length tensors with new values written into "
+        "them (a training loop reuses its buffers, and a tensor freed and made again gets the address, so "
+        "the `id`, of the one before: nothing may be kept by a tensor's identity), {moment}",
+        "{what} при вызове с теми же тензорами ключей, значений и длин, что и в первом вызове, но с "
+        "записанными в них новыми значениями (цикл обучения переиспользует буферы, а освобождённый и заново "
+        "созданный тензор получает адрес, а значит и `id`, прежнего: нельзя ничего кэшировать в расчёте "
         "на то, что в том же тензоре те же значения), {moment}"),
+    "context.first_module": (
+        "{what} of a first module, read again after other modules of the class were built and called on "
+        "other inputs (two modules share nothing: keep state on `self`, never on the class)",
+        "{what} первого модуля при повторном чтении после того, как другие модули того же класса были "
+        "созданы и вызваны на других входах (у двух модулей нет ничего общего: храните состояние в "
+        "`self`, а не в классе)"),
+    "context.first_decoder": (
+        "{what} of a first decoder, read again after other decoders of the class decoded other batches "
+        "(two decoders share nothing: keep state on `self`, never on the class)",
+        "{what} первого декодировщика при повторном чтении после того, как другие декодировщики того же "
+        "класса декодировали другие батчи (у двух декодировщиков нет ничего общего: храните состояние в "
+        "`self`, а не в классе)"),
+    "decoder.weights_list": ("the list attention_weights", "список attention_weights"),
+    "context.softmax_call_0": (
+        "{what} of the first of three calls in a row (under `torch.no_grad()`, as a decoder's attention makes "
+        "them), {moment}",
+        "{what} при первом из трёх вызовов подряд (под `torch.no_grad()`, как их делает внимание в "
+        "декодировщике), {moment}"),
+    "context.softmax_call_1": (
+        "{what} of a second call on the first call's X and valid_lens tensors with new values written into "
+        "them (a tensor that is freed and made again gets the address, and so the `id`, of the one before: "
+        "nothing may be kept by a tensor's identity), {moment}",
+        "{what} при втором вызове с теми же тензорами X и valid_lens, что и в первом, но с записанными в "
+        "них новыми значениями (освобождённый и заново созданный тензор получает адрес, а значит и `id`, "
+        "прежнего: нельзя ничего кэшировать по тому, какой это объект), {moment}"),
+    "context.softmax_call_2": (
+        "{what} of a third call, on new tensors of the same shape, {moment}",
+        "{what} при третьем вызове, с новыми тензорами той же формы, {moment}"),
     "context.dropout_never_acts": (
         "in train mode at `dropout=0.5` the logits are exactly those of eval mode: the attention's dropout "
         "never reaches the context. The context must be `dropout(weights) @ values`, what the attention "
@@ -256,6 +340,15 @@ _PROBLEMS = {
     "dropout.rate": (
         "with dropout={p} in train mode, the share of zeroed weights is far from p",
         "при dropout={p} в режиме обучения доля обнулённых весов далека от p"),
+    "dropout.same_every_call": (
+        "in train mode two calls with the same tensors drop the same weights: the random stream is seeded "
+        "again inside the module (`torch.manual_seed` in forward), which also resets the caller's stream; "
+        "let nn.Dropout draw",
+        "в режиме обучения два вызова с одними и теми же тензорами обнуляют одни и те же веса: генератор "
+        "случайных чисел заново инициализируется внутри модуля (`torch.manual_seed` в forward), и заодно "
+        "сбрасывается поток случайных чисел вызывающего кода; пусть случайные числа выбирает nn.Dropout"),
+    "dropout.drawn_anew": ("other weights dropped at each call", "при каждом вызове обнуляются другие веса"),
+    "dropout.same_draw": ("the same weights dropped at both calls", "в обоих вызовах обнулены одни и те же веса"),
     "gradients.none": ("no gradient reaches {name} (is something detached from the graph?)",
                        "градиент не доходит до {name} (что-то отсоединено от графа вычислений?)"),
     "gradients.some": ("a gradient (as in the reference)", "градиент (как у эталона)"),
@@ -280,9 +373,14 @@ _PROBLEMS = {
         "в режиме обучения выход не равен произведению весов после dropout на значения: dropout применён "
         "к выходу, а не к весам внимания"),
     "decoder.parameters_missing": (
-        "parameters {missing} not found: the assignment names the submodules `embedding`, `rnn`, `dense` "
-        "and `attention`",
-        "параметры {missing} не найдены: в задании подмодули называются `embedding`, `rnn`, `dense` и `attention`"),
+        "parameters {missing} not found: the notebook's skeleton names the submodules `embedding`, `rnn`, "
+        "`dense` and `attention`, and the reference's weights are copied into your decoder by these names; "
+        "so this check, which compares with the reference, cannot run (the checks that do not need the "
+        "copied weights still judge your code)",
+        "параметры {missing} не найдены: в заготовке блокнота подмодули называются `embedding`, `rnn`, "
+        "`dense` и `attention`, и веса эталона копируются в ваш декодировщик по этим именам; поэтому эта "
+        "проверка, сравнивающая с эталоном, не может быть выполнена (проверки, которым скопированные веса "
+        "не нужны, всё равно оценивают ваш код)"),
     "decoder.forward_returns": ("forward must return (logits, state)", "forward должен возвращать (logits, state)"),
     "decoder.init_state_returns": (
         "init_state(enc_outputs, enc_valid_lens) must return (outputs, hidden_state, enc_valid_lens)",
@@ -302,6 +400,13 @@ _PROBLEMS = {
         "nor read a state of its own kept on the module between calls)",
         "логиты повторного декодирования из того же состояния (forward не должен ни менять переданное "
         "состояние, ни читать своё, хранимое в модуле между вызовами)"),
+    "decoder.writes_state": (
+        "your decoder writes into {name}, which it is given (an in-place operation such as `copy_` or "
+        "`x[...] = ...` on it): `predict_step` carries the state from call to call and the caller keeps "
+        "what it passed; return new tensors",
+        "ваш декодировщик записывает значения в {name} — то, что ему передали (операция на месте "
+        "(in-place), например `copy_` или `x[...] = ...`): `predict_step` передаёт состояние от вызова к "
+        "вызову, а у вызывающего кода остаётся то, что он передал; возвращайте новые тензоры"),
     "decoder.new_hidden": ("the new hidden state", "новое скрытое состояние"),
     "decoder.weights_per_step": ("attention_weights must list one tensor per decoding step ({steps})",
                                  "attention_weights должен содержать по одному тензору на каждый шаг "

@@ -18,8 +18,8 @@ FORGED = {
     "too_few_calls": {"at_call": [STEP], "after": [STEP]},
     "steps_not_pairs": {"at_call": [1, 2, 3, 4, 5, 6], "after": [1, 2, 3, 4, 5, 6]},
     "attributes_not_a_dict": {"at_call": [[torch.zeros(1), 7]] * 6, "after": [[torch.zeros(1), 7]] * 6},
-    "right_shape_wrong_values": {"at_call": [STEP] * 6, "after": [STEP] * 6, "written": [[]] * 6},
-    "written_not_listed": {"at_call": [STEP] * 6, "after": [STEP] * 6},
+    "right_shape_wrong_values": {"at_call": [STEP] * 7, "after": [STEP] * 7, "written": [[]] * 7},  # a decoder's 7
+    "written_not_listed": {"at_call": [STEP] * 7, "after": [STEP] * 7},
 }
 
 
@@ -34,10 +34,11 @@ def forging(runner: Runner, forged) -> Student:
     return Student(transport)
 
 
-@pytest.mark.parametrize("task_id, checks", [
-    ("dot_product_attention", {"matches the reference", "attention_weights match the reference"}),
-    ("seq2seq_attention_decoder", {"step by step equals teacher forcing",
-                                   "attention weights per step match the reference"})])
+@pytest.mark.parametrize("task_id, checks", [  # the checks whose calls travel as one calls_kept
+    ("dot_product_attention", {"matches the reference", "attention_weights match the reference",
+                               "deterministic in eval mode", "dropout as nn.Dropout in train mode"}),
+    ("seq2seq_attention_decoder", {"step by step equals teacher forcing", "deterministic in eval mode",
+                                   "attention weights per step match the reference", "matches the reference"})])
 @pytest.mark.parametrize("kind", sorted(FORGED))
 def test_a_forged_reply_fails_the_students_checks_not_the_grader(task_id, checks, kind):
     correct = next(m for m in ATTENTION + DECODERS if m.task_id == task_id and m.correct)
@@ -50,7 +51,8 @@ def test_a_forged_reply_fails_the_students_checks_not_the_grader(task_id, checks
         # well-formed: its step logits are wrong, so no step began from a state carried right,
         # and the per-step weights are judged on the drawn examples alone (as a decoder that
         # carries its state wrong is: the step-by-step check charges it once)
-        checks = {"step by step equals teacher forcing"}
+        # (its training context's two calls get seven: malformed; the seven steps wrote into nothing)
+        checks = {"step by step equals teacher forcing", "matches the reference"}
     assert set(failed) == checks, failed
     assert "check.grader_error" not in failed.values(), failed
 

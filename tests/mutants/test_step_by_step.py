@@ -1,8 +1,11 @@
 """The step-by-step check judges one property of every decoder in the mutation suite: fed one
 target token per call, its returned state carried (another sentence's ``init_state`` made in
-between, as ``predict_step``'s caller may), the student's decoder gives the logits of its own
-whole-target decoding. Wrong logits that it decodes the same either way are the logits
-check's to charge, never this one's (SPEC §3: one property per check)."""
+between, as ``predict_step``'s caller may, and that sentence's first step decoded after them),
+the student's decoder gives the logits of its own whole-target decoding. Wrong logits that it
+decodes the same either way are the logits check's to charge, never this one's (SPEC §3: one
+property per check)."""
+import copy
+
 import pytest
 import torch
 
@@ -29,15 +32,20 @@ def decodes_the_same_step_by_step(mutant) -> bool | None:
         with torch.no_grad():
             for T in (3, WIDE):
                 src, other = torch.randint(0, 7, (2, T)), torch.randint(0, 7, (2, T))
-                tgt, lens = torch.randint(0, 7, (2, 4)), torch.tensor([2, T])
+                tgt, lens, other_lens = torch.randint(0, 7, (2, 4)), torch.tensor([2, T]), torch.tensor([T, 1])
                 whole = decoder(tgt, decoder.init_state(encoder(src), lens))[0]  # (B, S, V)
+                fresh = copy.deepcopy(decoder)  # the other sentence decoded at once by a decoder of its own
+                with torch.enable_grad():  # as the check decodes at once
+                    other_whole = fresh(tgt, fresh.init_state(encoder(other), other_lens))[0]
                 state = decoder.init_state(encoder(src), lens)
-                decoder.init_state(encoder(other), torch.tensor([T, 1]))  # made, not used
+                other_state = decoder.init_state(encoder(other), other_lens)  # made before the steps
                 steps = []
                 for s in range(tgt.shape[1]):
                     logits, state = decoder(tgt[:, s:s + 1], state)  # (B, 1, V)
                     steps.append(logits)  # read after the last step, as the check reads it too
                 if not torch.allclose(torch.cat(steps, 1), whole, atol=1e-5):
+                    return False
+                if not torch.allclose(decoder(tgt[:, :1], other_state)[0], other_whole[:, :1], atol=1e-5):
                     return False
     except Exception:  # noqa: BLE001 - the student's error: the check reports it
         return None
