@@ -7,8 +7,9 @@ from .variants_decoders import MUTANTS as DECODERS
 from .variants_older_book import MUTANTS as OLDER_BOOK
 from .variants_softmax import MUTANTS as SOFTMAX
 from .variants_spec import HOSTILE, MUTANTS as SPEC
+from .variants_state import MUTANTS as STATE
 
-ALL_MUTANTS: list[Mutant] = SOFTMAX + ATTENTION + DECODERS + SPEC + OLDER_BOOK + BOOK_CONTEXTS + HOSTILE
+ALL_MUTANTS: list[Mutant] = SOFTMAX + ATTENTION + DECODERS + SPEC + OLDER_BOOK + BOOK_CONTEXTS + STATE + HOSTILE
 HEADER = ("task", "correct", "full pts", "bugs", "caught", "grader raised", "catalogued", "named",
           "known misses")
 
