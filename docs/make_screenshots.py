@@ -1,4 +1,4 @@
-"""Regenerate the README's screenshots: a student's page at a phone's width (400 px), the
+"""Regenerate the docs' screenshots: a student's page at a phone's width (400 px), the
 class report at a laptop's (820 px), and its similar solutions and shared unknown mistakes,
 all in Russian by default.
 
@@ -27,6 +27,7 @@ from autograder.solutions import FOLDER as SOLUTIONS  # noqa: E402
 from tests.pages import samples  # noqa: E402
 from tests.pages.browser import Browser  # noqa: E402
 
+IMAGES = REPO / "docs" / "images"  # the docs site shows them (docs/ta/class-report.md)
 MAX_HEIGHT = 2600  # px: the top of a page, what a reader sees first
 
 
@@ -70,10 +71,10 @@ def main() -> None:
         report, _ = write_class_report(results, folder, args.language, task_checks(results), entered)
         browser = Browser(folder / "profile")
         try:
-            screenshot(browser, page, REPO / "docs" / "student_page.png", 400)
-            screenshot(browser, report, REPO / "docs" / "class_report.png", 820)
-            screenshot(browser, report, REPO / "docs" / "class_report_unexplained.png", 820, anchor="unexplained")
-            screenshot(browser, report, REPO / "docs" / "class_report_similar.png", 820, anchor="similar")
+            screenshot(browser, page, IMAGES / "student_page.png", 400)
+            screenshot(browser, report, IMAGES / "class_report.png", 820)
+            screenshot(browser, report, IMAGES / "class_report_unexplained.png", 820, anchor="unexplained")
+            screenshot(browser, report, IMAGES / "class_report_similar.png", 820, anchor="similar")
         finally:
             browser.close()
 
