@@ -25,5 +25,5 @@ if [ -n "$index" ] && reachable "$index"; then
   "$py" -m pip install -q "$spec" --index-url "$index"
 else
   "$py" -m pip install -q "$spec"
-  "$py" -c 'import torch; print(f"make: installed torch {torch.__version__}", "(CPU only)" if torch.version.cuda is None else f"(CUDA {torch.version.cuda})")'
+  "$py" -W ignore -c 'import torch; print(f"make: installed torch {torch.__version__}", "(CPU only)" if torch.version.cuda is None else f"(CUDA {torch.version.cuda})")'
 fi
