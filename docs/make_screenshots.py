@@ -19,11 +19,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from autograder.manual_points import Tasks, read_manual_points  # noqa: E402
 from autograder.feedback import FeedbackView, Say  # noqa: E402
-from autograder.pages import write_class_report, write_student_page  # noqa: E402
+from autograder.outputs.manual_points import Tasks, read_manual_points  # noqa: E402
+from autograder.outputs.solutions import FOLDER as SOLUTIONS  # noqa: E402
+from autograder.pages import write_student_page  # noqa: E402
+from autograder.report import write_class_report  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
-from autograder.solutions import FOLDER as SOLUTIONS  # noqa: E402
 from tests.pages import samples  # noqa: E402
 from tests.pages.browser import Browser  # noqa: E402
 

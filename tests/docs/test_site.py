@@ -117,7 +117,7 @@ def test_the_grader_yml_reference_has_every_key(site):
 def test_the_result_reference_has_every_field_written(site):
     """Does the result page list the fields of a result's JSON as the store writes it?"""
     from autograder.results import CheckResult, SubmissionResult, TaskResult
-    from autograder.store import _KEPT_APART
+    from autograder.outputs.store import _KEPT_APART
 
     text = (site / "reference" / "result-json.html").read_text(encoding="utf-8")
     for model in (SubmissionResult, TaskResult, CheckResult):
