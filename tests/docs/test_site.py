@@ -147,3 +147,37 @@ def test_the_readme_is_one_screen_and_its_links_resolve():
     assert local, "the README links into the docs"
     missing = [t for t in local if not (REPO / unquote(urlsplit(t).path)).exists()]
     assert not missing, missing
+
+
+def test_files_and_modules_named_in_the_docs_exist():
+    """Does every repository path (`autograder/...`, `tests/...`, ...) and every dotted module
+    (`autograder.x.y`) that the README and the docs name still exist, after files move?"""
+    roots = "autograder|reference|tests|scripts|docs|benchmarks|assignments|examples|student_template"
+    missing = []
+    for page in [REPO / "README.md", *DOCS.rglob("*.md")]:
+        text = page.read_text(encoding="utf-8")
+        for path in re.findall(rf"`((?:{roots})/[^`\s<*]*)`", text):
+            if not (REPO / path.rstrip("/")).exists():
+                missing.append(f"{page.relative_to(REPO)}: {path}")
+        for dotted in re.findall(r"`(autograder(?:\.\w+)+)", text):
+            if not _resolves(dotted):
+                missing.append(f"{page.relative_to(REPO)}: {dotted}")
+    assert not missing, missing
+
+
+def _resolves(dotted: str) -> bool:
+    """Is ``a.b.c`` a module, or an attribute of the longest module it starts with?"""
+    import importlib
+
+    parts = dotted.split(".")
+    for depth in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:depth]))
+        except ImportError:
+            continue
+        for name in parts[depth:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
