@@ -10,7 +10,8 @@ import pytest
 from autograder.texts import CATALOGUE, LANGUAGES, fields, pages, terms
 
 PAGES = Path(__file__).resolve().parents[2] / "autograder" / "pages"
-WRITERS = [*PAGES.glob("*.py"), *(PAGES.parent / "feedback").glob("*.py")]  # the pages and the feedback view
+# the pages, the feedback view and the class report (its own room since #42)
+WRITERS = [*PAGES.glob("*.py"), *(PAGES.parent / "feedback").glob("*.py"), *(PAGES.parent / "report").glob("*.py")]
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
 # Said awkwardly before (issue 13), and what the glossary says instead.
@@ -35,7 +36,7 @@ SAME_IN_BOTH = {"term.dropout"}
 
 
 def ids_used_by_pages() -> set[str]:
-    """Every catalogue id written as a literal in autograder/pages and autograder/feedback
+    """Every catalogue id written as a literal in autograder/pages, feedback and report
     (prefixes ``title.`` and ``mistake.`` are built from data and fall back to the raw name)."""
     used = set()
     for module in WRITERS:
