@@ -95,6 +95,9 @@ class CheckResult(BaseModel):
     again_on_cpu: bool = False
 
 
+NOT_ATTEMPTED = "task.not_attempted"   # the ids of the one line said of a task left as released
+
+
 class TaskResult(BaseModel):
     id: str                                 # the task id (the solution cell's nbgrader grade_id)
     score: float | None                     # None: a manual task, left for the TA
@@ -102,6 +105,15 @@ class TaskResult(BaseModel):
     checks: list[CheckResult] = Field(default_factory=list)
     manual: bool = False                    # a written answer, graded by hand
     seconds: float = 0.0
+
+    @property
+    def not_attempted(self) -> Text | None:
+        """What to say, in one line, of a task whose cell is still the released template's: set
+        by grading on the trusted side (``grading/task.py``) as every check's problem; else None."""
+        problems = [check.finding.problem if check.finding is not None else None for check in self.checks]
+        if problems and all(p is not None and p.id.startswith(NOT_ATTEMPTED) for p in problems):
+            return problems[0]
+        return None
 
 
 class SubmissionResult(BaseModel):

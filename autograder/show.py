@@ -1,8 +1,9 @@
 """``autograder show ID --output DIR``: one student's result on the console, for the TA.
 
 The score per task and per check, the first line of each failed check's message (in the
-folder's language, as the student reads it), the warnings and errors, the notebook that was
-graded, and where the feedback pages are. Reads the stored result only; grades nothing.
+folder's language, as the student reads it; a task not attempted yet in one line), the
+warnings and errors, the notebook that was graded, and where the feedback pages are. Reads the
+stored result only; grades nothing.
 """
 import difflib
 from pathlib import Path
@@ -17,6 +18,7 @@ from .submissions.ids import file_stem
 from .outputs.manual_points import Tasks
 from .outputs.store import OutputFolder
 from .outputs.totals import Entered, entered_in, total_line, total_of
+from .texts import render
 
 
 def show_result(student_id: str, folder: Path, console: Console) -> None:
@@ -47,8 +49,10 @@ def _checks_table(result) -> Table:
     table.add_column("what went wrong")
     for task in result.tasks:
         score = "written answer (TA)" if task.manual else f"{task.score:g} / {task.max_score:g}"
-        table.add_row(f"[bold]{escaped(task.id)}[/bold]", score, "")
-        for check in task.checks:
+        untouched = task.not_attempted
+        table.add_row(f"[bold]{escaped(task.id)}[/bold]", score,
+                      "" if untouched is None else escaped(render(untouched, result.language)))
+        for check in task.checks if untouched is None else []:
             mark = "[green]✔[/green]" if check.passed else "[red]✘[/red]"
             first = next((line.strip() for line in check.message.splitlines() if line.strip()), "")
             table.add_row(f"  {mark} {escaped(check.name)}", f"{check.score:g} / {check.max_score:g}",

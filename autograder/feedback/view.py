@@ -87,13 +87,15 @@ class Issues:
 
 @dataclass(frozen=True)
 class TaskView:
-    """One task: its points, then its failures (each said once), then the other checks."""
+    """One task: its points, then its failures (each said once), then the other checks; or,
+    for a task not attempted yet, one line and nothing else."""
     id: str
     score: Prose            # "1,5 / 3", or "by hand" for a written answer
     manual: Prose           # a written answer: who grades it, for how many points
     not_graded: Prose       # no check ran on it (the notebook could not be graded)
     failures: tuple[Failure, ...]
     others: tuple[CheckLine, ...]   # passed and not judged, in the checks' order
+    not_attempted: Prose = Prose()  # the cell is still the template's (grading decided it): said instead
 
     @classmethod
     def of(cls, task: TaskResult, say: Say, drawn: set[str] | None = None) -> "TaskView":
@@ -101,12 +103,20 @@ class TaskView:
         if task.manual:
             manual = say.text("page.manual", ta=text("term.ta"), max=say.number(task.max_score))
             return cls(task.id, say.text("page.manual_short"), manual, Prose(), (), ())
+        if task.not_attempted is not None:
+            return cls(task.id, say.points(task.score, task.max_score), Prose(), Prose(), (), (),
+                       say(task.not_attempted))
         drawn = set() if drawn is None else drawn
         judged = [check for check in task.checks if check.blocked_by is None]
         failures = tuple(failure(group, say, drawn) for group in _same_failures([c for c in judged if not c.passed]))
         others = tuple(check_line(c, say) for c in task.checks if c.passed or c.blocked_by is not None)
         not_graded = Prose() if task.checks else say.text("feedback.not_graded")
         return cls(task.id, say.points(task.score, task.max_score), Prose(), not_graded, failures, others)
+
+    @property
+    def summary(self) -> Prose:
+        """The one line said of the task in place of its checks, or nothing."""
+        return self.not_graded or self.not_attempted
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ def _task(task: TaskView) -> str:
     head = f'<h2 id="task-{esc(task.id)}">{ident(task.id)}'
     if task.manual:
         return f"<section>{head}</h2><p>{prose(task.manual)}</p></section>"
-    body = f"<p>{prose(task.not_graded)}</p>" if task.not_graded else ""
+    body = f"<p>{prose(task.summary)}</p>" if task.summary else ""
     body += "".join(_failure(each) for each in task.failures)
     if task.others:
         body += f'<ul class="passed">{"".join(_other(check) for check in task.others)}</ul>'

@@ -25,6 +25,17 @@ TEXTS: dict[str, tuple[str, str]] = {
         "that failure",
         "не оценено: до этого не пройдена проверка «{check}», и результат этой проверки нельзя отделить от "
         "той ошибки"),
+    # A task left as released (grading/task.py: not_attempted): said in one line, instead of its checks.
+    "task.not_attempted": (
+        "not attempted yet: the template's `raise NotImplementedError()` is still in this cell; replace it "
+        "with your solution",
+        "задача ещё не решена: в ячейке осталась заглушка из шаблона `raise NotImplementedError()`; замените "
+        "её своим решением"),
+    "task.not_attempted_line": (
+        "not attempted yet: the template's `raise NotImplementedError()` is still in line {line} of this "
+        "cell; replace it with your solution",
+        "задача ещё не решена: в строке {line} ячейки осталась заглушка из шаблона "
+        "`raise NotImplementedError()`; замените её своим решением"),
     "feedback.not_graded": ("No check ran: the notebook could not be graded (see the errors below).",
                             "Проверки не запускались: блокнот не удалось оценить (см. ошибки ниже)."),
 }

@@ -39,7 +39,7 @@ def _value(row: Row) -> str:
 def said(task: TaskView) -> list[str]:
     """What the view says about the task, in its order: points, each failure's checks, problem
     and rows (the likely mistake last), then the other checks with their notes."""
-    parts = [str(task.score), str(task.not_graded)]
+    parts = [str(task.score), str(task.summary)]
     for failure in task.failures:
         parts += [part for check in failure.checks for part in (str(check.title), str(check.points))]
         rows = [*failure.rows, *([failure.mistake] if failure.mistake else [])]
