@@ -126,6 +126,8 @@ def _mistakes(stats: ClassStats, language: str) -> str:
     head = _h2("page.report.mistakes", language)
     explain = f'<p class="explain">{say(text("page.report.mistakes_explained"), language)}</p>'
     undiagnosed = f"<p>{say(text('page.report.undiagnosed', count=stats.undiagnosed), language)}</p>"
+    if stats.not_attempted:
+        undiagnosed += f"<p>{say(text('page.report.not_attempted', count=stats.not_attempted), language)}</p>"
     if not stats.mistakes:
         return f"{head}<p>{say(text('page.report.no_mistakes'), language)}</p>{undiagnosed}"
     rows = []
