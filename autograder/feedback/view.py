@@ -57,7 +57,7 @@ class Figure:
     axes: tuple[str, str]   # (x, y)
     colour: str
     caption: Prose
-    no_mistake: Prose       # under drawn pictures when no known mistake explains them
+    no_mistake: Prose       # under drawn pictures when no known mistake explains them (none named)
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,8 @@ class Issues:
 
 @dataclass(frozen=True)
 class TaskView:
-    """One task: its points, then its failures (each said once), then the other checks; or,
-    for a task not attempted yet, one line and nothing else."""
+    """One task: its points, then its failures (each said once, a likely mistake named once),
+    then the other checks; or, for a task not attempted yet, one line and nothing else."""
     id: str
     score: Prose            # "1,5 / 3", or "by hand" for a written answer
     manual: Prose           # a written answer: who grades it, for how many points
@@ -106,9 +106,10 @@ class TaskView:
         if task.not_attempted is not None:
             return cls(task.id, say.points(task.score, task.max_score), Prose(), Prose(), (), (),
                        say(task.not_attempted))
-        drawn = set() if drawn is None else drawn
+        drawn, named = (set() if drawn is None else drawn), set()
         judged = [check for check in task.checks if check.blocked_by is None]
-        failures = tuple(failure(group, say, drawn) for group in _same_failures([c for c in judged if not c.passed]))
+        failures = tuple(failure(group, say, drawn, named)
+                         for group in _same_failures([c for c in judged if not c.passed]))
         others = tuple(check_line(c, say) for c in task.checks if c.passed or c.blocked_by is not None)
         not_graded = Prose() if task.checks else say.text("feedback.not_graded")
         return cls(task.id, say.points(task.score, task.max_score), Prose(), not_graded, failures, others)
@@ -185,23 +186,28 @@ def _same_failures(failed: list[CheckResult]) -> list[list[CheckResult]]:
 
 def _how_it_failed(check: CheckResult) -> str:
     """What makes two failures the same to a student: the finding without what each check
-    checks (their titles say it) and, where it compares no values (an error raised, a name
-    not defined), without the input it failed on: the first check's input is shown."""
+    checks (their titles say it) and without the input it failed on (the first check's input
+    is shown): the same problem, expected, got, difference, mistake and weights."""
     finding = check.finding
     if finding is None:
         return check.message
-    bare = finding.expected is None and finding.got is None
-    return finding.model_dump_json(exclude={"checked", "case_code"} if bare else {"checked"})
+    return finding.model_dump_json(exclude={"checked", "case_code"})
 
 
-def failure(group: list[CheckResult], say: Say, drawn: set[str]) -> Failure:
-    """A group of checks that failed the same way (one check: its finding in full)."""
+def failure(group: list[CheckResult], say: Say, drawn: set[str], named: set[str] | None = None) -> Failure:
+    """A group of checks that failed the same way (one check: its finding in full). ``named``:
+    the likely mistakes named so far in the task, each named once (at its first failure)."""
     lines = tuple(check_line(check, say) for check in group)
     heading = say.text("page.same_problem") if len(group) > 1 else Prose()
     finding = group[0].finding
     if finding is None:  # a result without a finding (an older grader's): its message
         return Failure(lines, heading, say.words(group[0].message), (), None, None)
-    mistake = Row(say.text("feedback.mistake"), say.mistake(finding.mistake)) if finding.mistake else None
+    named = set() if named is None else named
+    said_above = finding.mistake in named
+    mistake = Row(say.text("feedback.mistake"), say.mistake(finding.mistake)) \
+        if finding.mistake and not said_above else None
+    if finding.mistake:
+        named.add(finding.mistake)
     figure = _figure(finding, say, drawn) if finding.heatmap is not None else None
     return Failure(lines, heading, say(finding.problem), finding_rows(finding, say, len(group) == 1),
                    mistake, figure)

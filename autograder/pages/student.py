@@ -89,10 +89,10 @@ def _figure(figure: Figure, pictures: tuple[bytes, bytes] | None, mistake: Row |
     if pictures is None:
         return f'<p class="note">{prose(figure.caption)}</p>'
     verdict = (f'{prose(mistake.label)}: <span class="mistake">{_value(mistake)}</span>' if mistake
-               else prose(figure.no_mistake))
+               else prose(figure.no_mistake))  # neither: the mistake was named above
     images = "".join(image(png, title) for png, title in zip(pictures, figure.titles, strict=True))
     return (f'<figure><div class="pair">{images}</div>'
-            f"<figcaption>{prose(figure.caption)}<br>{verdict}</figcaption></figure>")
+            f"<figcaption>{prose(figure.caption)}{f'<br>{verdict}' if verdict else ''}</figcaption></figure>")
 
 
 def _other(check: CheckLine) -> str:
