@@ -150,7 +150,7 @@ _PROBLEMS = {
                      "ваш код вызвал исключение {type}{message}{where}"),
     "check.message": (": {message}", ": {message}"),
     "check.aside": (" ({message})", " ({message})"),
-    "compare.not_tensor": ("{what}: expected a tensor, got {kind}", "{what}: ожидался тензор, получено {kind}"),
+    "compare.not_tensor": ("{what}: expected a tensor, got {kind}", "{what}: ожидался тензор, а получено: {kind}"),
     "compare.wrong_shape": ("{what}: wrong shape", "{what}: неверная форма"),
     "compare.values_differ": ("{what}: values differ", "{what}: значения отличаются"),
     "compare.difference": (
