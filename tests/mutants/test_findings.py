@@ -1,7 +1,12 @@
 """What a failed check tells the student beyond the verdict: heatmaps of the attention weights
 on the failing example, and the older book's forms named with the expected signature."""
+import re
+
+from autograder.checks.compare import kind_of
 from autograder.feedback import Say
 from autograder.feedback.plain import check_message
+from autograder.sandbox.protocol import Handle, Named, Opaque
+from autograder.texts import render
 
 from .harness import grade
 from .report import ALL_MUTANTS
@@ -64,6 +69,18 @@ def test_lstm_decoder_for_the_gru_state_says_which_state_it_receives():
     result = grade(mutant("lstm_attention_decoder-gru_state_with_zero_cell"))
     assert result.score == 0
     assert all("(outputs, (h, c))" in check_message(check, Say("en")) for check in result.checks)
+
+
+def test_what_stays_in_the_worker_is_said_in_words():
+    """Issue 47: an attention_weights method without @property reached the student as "got: Opaque"
+    (the type the sandbox's reply gives what cannot cross). Is each such value said in words, the
+    method with its fix?"""
+    said = {name: render(kind_of(value), "en") for name, value in {
+        "method": Opaque("method"), "module": Handle(3), "state": Named.of([1, 2], Handle(4)), "none": None,
+        "empty": [], "meta": Opaque("tensor on the meta device, of shape (2, 3)"), "own": Opaque("Steps")}.items()}
+    assert "@property" in said["method"] and said["none"] == "`None`" and said["empty"] == "a list of length 0"
+    assert "Steps" in said["own"]
+    assert not [text for text in said.values() if re.search(r"Opaque|Handle|Named|meta|method'", text)]
 
 
 def test_a_parameter_of_another_shape_is_named_with_both_shapes():

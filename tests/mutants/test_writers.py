@@ -28,7 +28,8 @@ GRADED = [pytest.param(m, id=m.id) for m in ALL_MUTANTS if m.sandbox_only is Non
 # is the student's.
 OURS = re.compile(r"\b(?:Opaque|Handle|Named|StudentError|WorkerLost|CheckFailed|CheckBlocked|Finding|"
                   r"CheckResult|TaskResult|Prose)\b|(?<!')\bNoneType\b|object at 0x|<bound method|<function |"
-                  r"\blazy\b|\bmeta (?:device|tensor)\b|\bText\(id=|\bseed = \d")
+                  r"\blazy\b|\bmeta (?:device|tensor)\b|\bText\(id=|\bseed = \d|"
+                  r"\b(?:got|получено:?) `?(?:list|tuple|dict|method|function|int|float|str|bool)\b")
 TYPE_NAMES = {"list", "tuple", "dict", "method", "function", "builtin_function_or_method", "NoneType", "int",
               "float", "str", "bool", "Tensor"}  # what an expected or got value must never be, bare
 
