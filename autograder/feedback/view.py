@@ -9,6 +9,7 @@ compares what they say, in which order.
 
 Torch-free and matplotlib-free: the in-kernel path builds a ``TaskView`` in the student's kernel.
 """
+import dataclasses
 from dataclasses import dataclass
 
 from ..results import CheckResult, Finding, Heatmap, Issue, SubmissionResult, TaskResult, text
@@ -106,11 +107,11 @@ class TaskView:
         if task.not_attempted is not None:
             return cls(task.id, say.points(task.score, task.max_score), Prose(), Prose(), (), (),
                        say(task.not_attempted))
-        drawn, named = (set() if drawn is None else drawn), set()
+        drawn, said = (set() if drawn is None else drawn), set()
         judged = [check for check in task.checks if check.blocked_by is None]
-        failures = tuple(failure(group, say, drawn, named)
+        failures = tuple(failure(group, say, drawn, said)
                          for group in _same_failures([c for c in judged if not c.passed]))
-        others = tuple(check_line(c, say) for c in task.checks if c.passed or c.blocked_by is not None)
+        others = _others([c for c in task.checks if c.passed or c.blocked_by is not None], say)
         not_graded = Prose() if task.checks else say.text("feedback.not_graded")
         return cls(task.id, say.points(task.score, task.max_score), Prose(), not_graded, failures, others)
 
@@ -176,6 +177,18 @@ def check_line(check: CheckResult, say: Say) -> CheckLine:
                      say.text(verdict), note)
 
 
+def _others(checks: list[CheckResult], say: Say) -> tuple[CheckLine, ...]:
+    """The passed and not judged checks; a note said already for one of them points up."""
+    lines, said = [], set()
+    for check in checks:
+        line = check_line(check, say)
+        if line.note and str(line.note) in said:
+            line = dataclasses.replace(line, note=say.text("feedback.note_above"))
+        said.add(str(line.note))
+        lines.append(line)
+    return tuple(lines)
+
+
 def _same_failures(failed: list[CheckResult]) -> list[list[CheckResult]]:
     """Failed checks in order, those that failed the same way merged into the first one's place."""
     groups: dict[str, list[CheckResult]] = {}
@@ -185,32 +198,35 @@ def _same_failures(failed: list[CheckResult]) -> list[list[CheckResult]]:
 
 
 def _how_it_failed(check: CheckResult) -> str:
-    """What makes two failures the same to a student: the finding without what each check
-    checks (their titles say it) and without the input it failed on (the first check's input
-    is shown): the same problem, expected, got, difference, mistake and weights."""
+    """What makes two failures the same to a student: the same problem and the same likely
+    mistake. What each checks (their titles say it), the input and the values it gave are the
+    first check's: one example of the problem is enough to fix it."""
     finding = check.finding
     if finding is None:
         return check.message
-    return finding.model_dump_json(exclude={"checked", "case_code"})
+    return finding.model_dump_json(include={"problem", "mistake"})
 
 
-def failure(group: list[CheckResult], say: Say, drawn: set[str], named: set[str] | None = None) -> Failure:
-    """A group of checks that failed the same way (one check: its finding in full). ``named``:
-    the likely mistakes named so far in the task, each named once (at its first failure)."""
+def failure(group: list[CheckResult], say: Say, drawn: set[str], said: set[str] | None = None) -> Failure:
+    """A group of checks that failed the same way (one check: its finding in full). ``said``:
+    what the task's earlier failures said (a likely mistake, a sentence of a row), not said again."""
     lines = tuple(check_line(check, say) for check in group)
     heading = say.text("page.same_problem") if len(group) > 1 else Prose()
     finding = group[0].finding
     if finding is None:  # a result without a finding (an older grader's): its message
         return Failure(lines, heading, say.words(group[0].message), (), None, None)
-    named = set() if named is None else named
-    said_above = finding.mistake in named
+    said = set() if said is None else said
     mistake = Row(say.text("feedback.mistake"), say.mistake(finding.mistake)) \
-        if finding.mistake and not said_above else None
-    if finding.mistake:
-        named.add(finding.mistake)
+        if finding.mistake and f"mistake {finding.mistake}" not in said else None
+    said.add(f"mistake {finding.mistake}")
+    rows = []
+    for row in finding_rows(finding, say, len(group) == 1):
+        if isinstance(row.value, Prose) and f"{row.label} {row.value}" in said:
+            continue  # the same sentence under an earlier failure (a difference found twice)
+        said.add(f"{row.label} {row.value}")
+        rows.append(row)
     figure = _figure(finding, say, drawn) if finding.heatmap is not None else None
-    return Failure(lines, heading, say(finding.problem), finding_rows(finding, say, len(group) == 1),
-                   mistake, figure)
+    return Failure(lines, heading, say(finding.problem), tuple(rows), mistake, figure)
 
 
 def finding_rows(finding: Finding, say: Say, checked: bool) -> tuple[Row, ...]:

@@ -20,6 +20,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "feedback.pass": ("PASS", "ЗАЧТЕНО"),
     "feedback.fail": ("FAIL", "НЕ ЗАЧТЕНО"),
     "feedback.not_judged": ("NOT JUDGED", "НЕ ОЦЕНЕНО"),
+    "feedback.note_above": ("as noted above", "см. примечание выше"),
     "feedback.blocked_by": (
         "not judged: {check} failed first, and this check cannot tell its own property apart from "
         "that failure",

@@ -1,8 +1,8 @@
 """Do the three writers of one feedback view (the HTML page, the Markdown, a test cell's plain
 text) say the same thing for every graded variant of the mutation suite, in both languages:
 the same numbers, the same findings in the same order, each failure once? And what do they say
-(issue 47): no type name, repr or internal word of the grader's, and the released template, handed
-in as is, in one line per task?"""
+(issue 47): no type name, repr or internal word of the grader's, no sentence twice in a task, and
+the released template, handed in as is, in one line per task?"""
 import re
 
 import mistune
@@ -91,6 +91,18 @@ def shown_for(task, language: str) -> tuple[FeedbackView, dict[str, str]]:
     return view, sections(view, task.id)
 
 
+def sentences(task: TaskView) -> list[str]:
+    """What the task says in sentences: each failure's problem, its rows said in words, its likely
+    mistake, and the other checks' notes (a pointer to a note above is no sentence of its own)."""
+    above = {flat(Say(language).text("feedback.note_above")) for language in LANGUAGES}
+    said = []
+    for failure in task.failures:
+        rows = [*failure.rows, *([failure.mistake] if failure.mistake else [])]
+        said += [flat(failure.problem), *(flat(row.value) for row in rows if not isinstance(row.value, Code))]
+    said += [flat(check.note) for check in task.others if flat(check.note) not in above]
+    return [sentence for sentence in said if len(sentence.split()) >= 3]
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("mutant", GRADED)
 def test_no_word_of_the_graders_reaches_a_student(mutant, language):
@@ -103,6 +115,17 @@ def test_no_word_of_the_graders_reaches_a_student(mutant, language):
     values = [row.value.text for failure in view.task(mutant.task_id).failures for row in failure.rows
               if isinstance(row.value, Code)]
     assert [value for value in values if value.strip("`") in TYPE_NAMES] == []
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("mutant", GRADED)
+def test_no_sentence_is_said_twice_in_a_task(mutant, language):
+    """Issue 47: the same likely mistake under each failure, the same note under each passed check,
+    one problem on four inputs said four times. Does each writer say each sentence of a task once?"""
+    view, shown = shown_for(grade(mutant), language)
+    said = sentences(view.task(mutant.task_id))
+    twice = {writer: sorted({s for s in said if text.count(s) != 1}) for writer, text in shown.items()}
+    assert twice == dict.fromkeys(shown, [])
 
 
 def released(task_id: str) -> Mutant:
