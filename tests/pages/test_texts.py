@@ -75,6 +75,18 @@ def test_catalogue_avoids_awkward_russian(awkward):
     assert said == [], f"{said}: say {AVOID[awkward]!r} instead of {awkward!r}"
 
 
+@pytest.mark.parametrize("text_id", ["issue.not_utf8", "issue.invalid_notebook", "issue.invalid_cells"])
+def test_an_unreadable_notebook_is_told_to_save_it_again(text_id):
+    """Issue 47: a notebook that is not valid JSON was told to "re-download the template", which would
+    make the student start again. Is it told, in both languages, to save the notebook again from
+    Jupyter (File → Download) and hand it in again, and never to download the template?"""
+    english, russian = CATALOGUE[text_id]
+    assert "(File → Download)" in english and "hand it in again" in english
+    assert "(File → Download)" in russian and "сдайте его ещё раз" in russian
+    assert not re.search(r"download the template|re-?download|template", english, re.IGNORECASE)
+    assert "шаблон" not in russian
+
+
 def test_pages_choose_no_language_inline():
     """Is the language chosen only in the catalogue (no `language == "ru"` in the pages or the view)?"""
     for module in WRITERS:
