@@ -28,7 +28,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "той ошибки"),
     # What the student's code gave, where it is not what was expected (checks/compare.py: kind_of):
     # in the course's words, never a type name of the grader's or Python's.
-    "kind.none": ("`None`", "`None`"),
+    "kind.none": ("`None` (nothing)", "`None` (ничего)"),
     "kind.tensor": ("a tensor of shape {shape}", "тензор формы {shape}"),
     "kind.list": ("a list of length {count}", "список длины {count}"),
     "kind.tuple": ("a tuple of length {count}", "кортеж длины {count}"),

@@ -67,10 +67,9 @@ TEXTS: dict[str, tuple[str, str]] = {
                                 "Непройденных проверок, которые не объясняет ни одна известная "
                                 "ошибка: {count}."),
     "page.report.not_attempted": (
-        "Tasks not attempted yet (left as the template has them: no mistake to explain, not counted "
-        "above): {count}.",
-        "Задач, к которым ещё не приступали (оставлены как в шаблоне: объяснять нечего, выше не "
-        "учтены): {count}."),
+        "Tasks not attempted yet (left as the template has them; no mistake, not counted above): {count}.",
+        "Задач, оставленных как в шаблоне (к ним ещё не приступали; это не ошибки, выше они не учтены): "
+        "{count}."),
     "page.report.errors": ("Submissions with errors", "Работы с ошибками"),
     "page.report.no_errors": ("No submission had an error.", "Ни в одной работе нет ошибок."),
     "page.report.detail": ("the cell's source and traceback", "код ячейки и трассировка"),

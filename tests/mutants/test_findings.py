@@ -94,7 +94,7 @@ def test_what_stays_in_the_worker_is_said_in_words():
     said = {name: render(kind_of(value), "en") for name, value in {
         "method": Opaque("method"), "module": Handle(3), "state": Named.of([1, 2], Handle(4)), "none": None,
         "empty": [], "meta": Opaque("tensor on the meta device, of shape (2, 3)"), "own": Opaque("Steps")}.items()}
-    assert "@property" in said["method"] and said["none"] == "`None`" and said["empty"] == "a list of length 0"
+    assert "@property" in said["method"] and said["none"] == "`None` (nothing)" and said["empty"] == "a list of length 0"
     assert "Steps" in said["own"]
     assert not [text for text in said.values() if re.search(r"Opaque|Handle|Named|meta|method'", text)]
 
