@@ -97,7 +97,7 @@ def _content(options: ExportOptions, assignment: str, totals: list[Total],
              scores: dict[str, str]) -> tuple[str, int, list[str]]:
     """The file's text, how many students got a score in it, and the notes on matching."""
     if options.format == "csv":
-        rows = [[t.student_id, *([t.score, t.max_score, t.autograded, t.manual]
+        rows = [[t.student_id, *([t.score, t.max_score, t.autograded, t.entered]
                                  if clean_text(t.student_id) in scores else ["", t.max_score, "", ""])]
                 for t in totals]
         return csv_text(CSV_HEADER, rows), len(scores), []

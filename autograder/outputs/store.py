@@ -158,13 +158,16 @@ class OutputFolder:
 
     def write_grades(self, results: list[SubmissionResult], task_ids: list[str],
                      entered: Entered | None = None) -> Path:
-        """grades.csv: student_id, assignment, score, max_score, then one column per task; a
-        written task's column holds the points entered for it (``entered``, through
-        ``totals.total_of``), empty until then. ``score`` stays the autograded sum."""
+        """grades.csv: student_id, assignment, score, max_score, then one column per task. ``score``
+        is what the student has so far (SPEC §3: the autograded points plus the written answers'
+        points entered, ``entered``, through ``totals.total_of``), so ``score / max_score`` reads
+        right; a written task's column holds the points entered for it, empty until then. The
+        result's JSON keeps its own ``score``, the autograded sum."""
         rows = []
         for result in sorted(results, key=lambda r: r.student_id):
-            scores = {task.id: task.score for task in result.tasks} | total_of(result, entered or {}).written
-            rows.append([result.student_id, result.assignment, result.score, result.max_score,
+            total = total_of(result, entered or {})
+            scores = {task.id: task.score for task in result.tasks} | total.written
+            rows.append([result.student_id, result.assignment, total.score, result.max_score,
                          *(scores.get(t) for t in task_ids)])
         path = self.path / "grades.csv"
         write_atomically(path, csv_text(["student_id", "assignment", "score", "max_score", *task_ids], rows))
