@@ -113,6 +113,25 @@ def test_grades_csv_score_is_the_total_so_far_and_the_json_keeps_the_autograded_
     assert json.loads((tmp_path / "ivanov.json").read_text(encoding="utf-8"))["score"] == 0.25
 
 
+def test_feedback_pages_follow_the_written_points_entered(tmp_path):
+    """Points entered for a written answer reach the student's feedback at the next run, though
+    the result is reused: is the page rewritten once they change (and only then), in both files,
+    with the written answer's points and the total, and back to "by hand" when they are removed?"""
+    folder = OutputFolder(tmp_path, "attention_scoring", "ru")
+    folder.check_usable()
+    result = folder.save(a_result("ivanov"))
+    page, markdown = tmp_path / "feedback" / "ivanov.html", tmp_path / "feedback" / "ivanov.md"
+    assert "оценит ассистент" in markdown.read_text(encoding="utf-8")
+    assert folder.refresh_feedback(result, {"ivanov": {"cost_analysis": 1.5}})
+    for written in (markdown, page):
+        text_now = written.read_text(encoding="utf-8")
+        assert "письменные ответы 1,5 / 2 (оценил ассистент)" in text_now and "итого 1,75 / 2,75" in text_now
+    assert "1,5 / 2" in page.read_text(encoding="utf-8").split("cost_analysis", 2)[1]   # the overview's row
+    assert not folder.refresh_feedback(result, {"ivanov": {"cost_analysis": 1.5}})   # unchanged: not rewritten
+    assert folder.refresh_feedback(result, {})
+    assert "оценит ассистент" in markdown.read_text(encoding="utf-8")
+
+
 def test_undecodable_and_surrogate_text_is_written_by_one_rule(tmp_path):
     """Do a cp1251 file name (surrogate escapes) and a lone surrogate in a message become \\xNN
     escapes, and does the result still save and load?"""
