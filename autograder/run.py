@@ -274,7 +274,8 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
 
 def _prepared(options: Options, course: Course, config_bytes: bytes, config, executor: Executor) -> GradeRun:
     settings, jobs = executor.plan(config, options, course)  # a cluster's devices and CPUs, not this machine's
-    found = find_submissions(options.paths, options.assignment, settings.spec.notebook)
+    found = find_submissions(options.paths, options.assignment, settings.spec.notebook,
+                             course.helper_archive(options.assignment))
     if not found.submissions:
         skipped = "".join(f"\n  not graded: {shown} ({why})" for shown, why in found.not_graded)
         raise ConfigError(f"no submissions of {options.assignment} found under "
