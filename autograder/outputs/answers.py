@@ -111,7 +111,8 @@ def _entry(result: SubmissionResult, kept: dict[str, KeptAnswer] | None, entered
         return Entry(result.student_id, AS_RELEASED if same else ANSWERED, answer.html, answer.length,
                      len(answer.text), points, notebook)
     if not any(task.checks for task in result.tasks) and result.errors:  # the notebook was not read
-        return Entry(result.student_id, NOT_READ, "", 0, 0, points, notebook, result.errors[0].message)
+        why = result.errors[0]   # as a text, said in the page's language
+        return Entry(result.student_id, NOT_READ, "", 0, 0, points, notebook, why.text or why.message)
     return Entry(result.student_id, NO_CELL if kept is not None else NOT_KEPT, "", 0, 0, points, notebook)
 
 

@@ -11,7 +11,7 @@ the pages' Content-Security-Policy, readable from 320 px up.
 from dataclasses import dataclass
 
 from ..files import spreadsheet_safe
-from ..results import text
+from ..results import Text, text
 from ..texts.say import Say
 from .markup import document, esc, ident, say
 
@@ -53,7 +53,7 @@ class Entry:
     shown: int                  # characters of it kept and shown (fewer where it was cut)
     points: float | None        # entered so far
     notebook: str               # the file graded, as found
-    reason: str = ""            # why the notebook could not be read (NOT_READ)
+    reason: Text | str = ""     # why the notebook could not be read (NOT_READ)
 
 
 @dataclass(frozen=True)

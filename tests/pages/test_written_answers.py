@@ -23,6 +23,7 @@ from autograder.pages.student_markdown import answer_html
 from autograder.results import Issue, SubmissionResult, TaskResult, WrittenAnswer
 from autograder.submissions.reading import ANSWER_LENGTH, MAX_ANSWER_CHARS, read_kept
 
+from .browser import PHONE_WIDTH
 from .growth import assert_linear, measure
 
 REPO = Path(__file__).resolve().parents[2]
@@ -223,3 +224,29 @@ def test_an_answer_costs_time_and_memory_in_proportion_to_its_length(unit):
     def render(scale: int) -> str:
         return answer_html(unit * (MAX_ANSWER_CHARS // 100 // len(unit) * scale))
     assert_linear(measure(render))
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+@pytest.mark.parametrize("width", [1280, PHONE_WIDTH])
+def test_the_page_in_chromium_runs_nothing_loads_nothing_and_fits(browser, tmp_path, language, width):
+    """Headless Chromium at a laptop's and a phone's width: no console error, no request but the
+    file itself, no script and no image (the student's <img>, data: and outside images are text),
+    the hostile answer shown as its characters, nothing wider than the window."""
+    class_page(tmp_path, language)
+    page = tmp_path / answers.PAGE
+    tab = browser.new_tab(width)
+    console, requests = [], []
+    tab.on("console", lambda message: console.append(message.text) if message.type in ("error", "warning") else None)
+    tab.on("pageerror", lambda error: console.append(str(error)))
+    tab.on("request", lambda request: requests.append(request.url))
+    tab.goto(page.resolve().as_uri(), wait_until="load")
+    assert console == [] and requests == [page.resolve().as_uri()]
+    assert tab.evaluate("() => [document.scripts.length, document.images.length, document.links.length]")[:2] == [0, 0]
+    assert tab.title().startswith("Written answers" if language == "en" else "Письменные ответы")
+    shown = tab.evaluate("() => document.body.innerText")
+    assert "<script>document.title='pwned'</script>" in shown and '<img src=x onerror="alert(1)">' in shown
+    widths = tab.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], widths
+    tab.screenshot(path=str(tmp_path / f"answers-{width}-{language}.png"), full_page=True)
+    tab.close()
+    assert (tmp_path / f"answers-{width}-{language}.png").read_bytes().startswith(b"\x89PNG")
