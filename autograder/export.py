@@ -234,7 +234,7 @@ def _ungraded(results: list[SubmissionResult]) -> list[str]:
     """One note per result whose notebook could not be graded (no check ran: unreadable, another
     assignment's, several candidates): its 0 is posted, and why, so it is never a silent 0."""
     return [f"{r.student_id}: not graded, 0 autograded points posted: {_first_line(r.errors[0].message)} "
-            f"(hand the notebook in again and run autograder grade)"
+            "(grade again once a notebook that can be graded is handed in)"
             for r in results if r.errors and not _grader_failed(r) and not any(t.checks for t in r.tasks)]
 
 
