@@ -184,8 +184,9 @@ class GradeRun:
                                               answers.questions_of(self.batch.source, tasks.manual),
                                               self.folder.language)
             self.blank_points = write_blank(self.folder.path, [r.student_id for r in results], tasks)
-        except OSError as error:
-            self.folder.notes.append(f"the written answers' page could not be written: {error}")
+        except Exception as error:  # noqa: BLE001 - a failure here loses nothing already written
+            self.folder.notes.append(f"the written answers' page could not be written: {type(error).__name__}: "
+                                     f"{error}")
 
     def _add_earlier_results(self) -> None:
         """Every other result DIR holds, as stored: a student not under this run's PATHs (one

@@ -37,10 +37,6 @@ class KeptAnswer:
     length: int       # of the whole answer, where ``text`` was cut
     html: str         # ``text`` rendered (pages.student_markdown)
 
-    @property
-    def cut(self) -> bool:
-        return self.length > len(self.text)
-
 
 def path(folder: Path, student_id: str) -> Path:
     return folder / FOLDER / f"{file_stem(student_id)}.json"
