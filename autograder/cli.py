@@ -31,7 +31,7 @@ app = typer.Typer(add_completion=False, help="Autograder for the D2L attention u
 
 @app.callback()
 def main_callback() -> None:
-    """Grade notebooks of the attention unit in a sandbox (see README)."""
+    """Grade notebooks of the attention unit in a sandbox (the docs: `make docs`, docs/)."""
 
 
 @app.command()
@@ -155,7 +155,7 @@ def serve(
     executor: Annotated[str, typer.Option(help=EXECUTORS)] = LOCAL,
     address: Annotated[Optional[str], typer.Option(help="the Ray cluster's address, HOST:PORT")] = None,
 ) -> None:
-    """Grade students' submissions over HTTP as they hand them in, into OUTPUT (README: the service)."""
+    """Grade students' submissions over HTTP as they hand them in, into OUTPUT."""
     from .config import ConfigError
     from .service.serve import ServeOptions, prepare_service, run
     try:

@@ -70,8 +70,8 @@ class Finding(BaseModel):
 
 class Issue(BaseModel):
     """A warning or an error of one submission (SPEC §3: code, task, message)."""
-    code: str
-    task: str | None = None
+    code: str                               # what happened, as a stable identifier
+    task: str | None = None                 # the task it concerns, or None for the whole submission
     message: str = ""                       # ``text`` rendered in the configured language
     text: Text | None = None
     detail: str | None = None               # for the TA: a crashed cell's source and traceback
@@ -96,11 +96,11 @@ class CheckResult(BaseModel):
 
 
 class TaskResult(BaseModel):
-    id: str
+    id: str                                 # the task id (the solution cell's nbgrader grade_id)
     score: float | None                     # None: a manual task, left for the TA
     max_score: float
     checks: list[CheckResult] = Field(default_factory=list)
-    manual: bool = False
+    manual: bool = False                    # a written answer, graded by hand
     seconds: float = 0.0
 
 
@@ -116,17 +116,17 @@ class WrittenAnswer(BaseModel):
 
 
 class SubmissionResult(BaseModel):
-    student_id: str
+    student_id: str                         # from the file or folder name (docs: Student text and ids)
     assignment: str
-    score: float
-    max_score: float
+    score: float                            # the autograded points (written answers: grades.csv)
+    max_score: float                        # every task's points, the written answers' too
     notebook: str | None = None             # the file graded, as found under the PATH given
     tasks: list[TaskResult] = Field(default_factory=list)
     warnings: list[Issue] = Field(default_factory=list)
     errors: list[Issue] = Field(default_factory=list)
-    seed: int | None = None
-    fingerprint: str = ""
-    language: str = "en"
+    seed: int | None = None                 # the hypothesis seed the checks ran with
+    fingerprint: str = ""                   # digest of what the result depends on; unchanged: reused
+    language: str = "en"                    # the language of every message
     output: str | None = None               # what the student's code printed (capped)
     timing: dict[str, float] = Field(default_factory=dict)  # phase -> seconds
     # task id -> its solution cell as handed in: kept beside the result (solutions/<id>.json)

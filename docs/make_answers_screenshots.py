@@ -1,5 +1,5 @@
 """Screenshots of the TA's page of written answers (``answers.html``) at a laptop's width (1280 px)
-and a phone's (400 px), in English and Russian: ``docs/answers-<width>-<language>.png``.
+and a phone's (400 px), in English and Russian: ``docs/images/answers-<width>-<language>.png``.
 
     .venv/bin/python docs/make_answers_screenshots.py RESULTS_DIR
 
@@ -32,7 +32,7 @@ WIDTHS = (1280, 400)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="an autograder grade output folder")
-    parser.add_argument("--into", type=Path, default=REPO / "docs", help="folder for the PNGs")
+    parser.add_argument("--into", type=Path, default=REPO / "docs" / "images", help="folder for the PNGs")
     args = parser.parse_args()
     store = OutputFolder.existing(args.results)
     results = store.load_all()

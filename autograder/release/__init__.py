@@ -32,8 +32,8 @@ from ..course import COURSE, HELPER_MODULES, HELPER_PACKAGE, Course
 
 HELPER_ZIP = f"{HELPER_PACKAGE}.zip"
 STUDENT_README = Path(__file__).with_name("student_readme.md")
-# The oldest versions the notebooks and helpers need (README: "Supported versions"). Lower
-# bounds only: a student's or Colab's newer torch is never replaced, and on Linux the
+# The oldest versions the notebooks and helpers need (docs: For students, "Installing"). Lower
+# bounds only: a student's or Colab's newer torch is never replaced, and on Linux the students'
 # README installs torch from the CPU index first, so pip finds it already satisfied.
 STUDENT_REQUIREMENTS = {
     "torch": "2.0",        # by reading the API the helpers and visible checks use; tested: 2.13

@@ -34,7 +34,7 @@ from ..course import Course
 K = 15                 # characters of filtered code per k-gram
 WINDOW = 4             # winnowing window: a shared run of K + WINDOW - 1 characters is always seen
 MIN_COVERAGE = 2 * K   # a cell with less code of its own than this says nothing about copying
-FLAG = 0.75            # from this similarity up a pair is shown (measured: README, Similar solutions)
+FLAG = 0.75            # from this similarity up a pair is shown (measured: docs, The class report, "Similar solutions")
 CANDIDATE = 0.5        # share of shared hashes below which a pair cannot reach FLAG; not compared
 BOOK_FILES = ("book.py", "book_decoder.py")
 

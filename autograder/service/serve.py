@@ -181,5 +181,6 @@ def _address(listening: socket.socket) -> str:
     host, port = listening.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     if not ipaddress.ip_address(host).is_loopback:
-        log.warning("listening on %s, beyond this machine: put a reverse proxy with TLS in front (README)", host)
+        log.warning("listening on %s, beyond this machine: put a reverse proxy with TLS in front "
+                    "(docs: Behind a reverse proxy)", host)
     return f"http://{shown}:{port}/"

@@ -1,4 +1,4 @@
-"""Finding the submissions under the PATHs of ``autograder grade`` (SPEC §3; README "Which notebooks
+"""Finding the submissions under the PATHs of ``autograder grade`` (SPEC §3; docs: Grading a folder, "Which notebooks
 are graded"): nothing is guessed, and whatever is found and not graded is named.
 
 A PATH is a notebook, a folder of notebooks (every notebook at any depth a submission, its stem

@@ -1,4 +1,4 @@
-"""The README's nbgrader walk-through, run for real: `autograder grade` stands in for autograde.
+"""The docs' nbgrader walk-through (docs/ta/nbgrader.md), run for real: `autograder grade` stands in for autograde.
 
 One module-scoped course goes from ``generate_assignment`` to ``release_feedback`` with three
 students (solved, untouched, buggy) who fetch, submit and fetch feedback through nbgrader's
@@ -23,7 +23,7 @@ from autograder.results import SubmissionResult
 
 from ..engine.totals_everywhere import totals_everywhere
 from ..notebooks.cells import nbgrader
-from .course import ASSIGNMENT, MANUAL_TASK, NOTEBOOK, STUDENTS, Course, readme_commands, verb
+from .course import ASSIGNMENT, MANUAL_TASK, NOTEBOOK, STUDENTS, Course, walkthrough_commands, verb
 
 pytestmark = pytest.mark.slow
 NOTEBOOK_ID = Path(NOTEBOOK).stem
@@ -120,7 +120,7 @@ AFTER = {"nbgrader release_assignment": students_submit, "autograder grade": aft
 def kept(tmp_path_factory) -> dict:
     course = Course(tmp_path_factory.mktemp("nbgrader"))
     course.require_helpers()
-    kept: dict = {"course": course, "commands": readme_commands(), "said": {}}
+    kept: dict = {"course": course, "commands": walkthrough_commands(), "said": {}}
     for command in kept["commands"]:
         kept["said"][verb(command)] = course.run(command)
         if verb(command) in AFTER:
@@ -145,7 +145,7 @@ def points(result: SubmissionResult, manual: bool) -> tuple[float, float]:
 
 
 def test_walkthrough_goes_from_generate_assignment_to_release_feedback(kept):
-    """Does the README's walk-through run nbgrader's whole workflow, with the autograder in it?"""
+    """Does the docs' walk-through run nbgrader's whole workflow, with the autograder in it?"""
     verbs = [verb(command) for command in kept["commands"]]
     wanted = ["nbgrader generate_assignment", "nbgrader release_assignment", "nbgrader collect",
               "autograder grade", "nbgrader export", "nbgrader generate_feedback", "nbgrader release_feedback"]
