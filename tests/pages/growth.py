@@ -2,10 +2,12 @@
 
 A small local helper for the written answers' cost tests (SPEC §3: work on what a student
 controls grows with its size, never faster). ``measure`` runs ``work(n)`` for each scale,
-best of a few runs for the time (a shared machine is noisy) and tracemalloc's peak for the
-memory; ``assert_linear`` checks that 10 times the input costs at most ``slack`` times 10 as
-much as the step before it (a quadratic step costs 100 times as much).
+best of a few runs for the time (a shared machine is noisy; the garbage collector paused:
+``_timed``) and tracemalloc's peak for the memory; ``assert_linear`` checks that 10 times the
+input costs at most ``slack`` times 10 as much as the step before it (a quadratic step costs
+100 times as much).
 """
+import gc
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -36,9 +38,17 @@ def measure(work: Callable[[int], object], scales: tuple[int, ...] = SCALES, rep
 
 
 def _timed(work: Callable[[int], object], scale: int) -> float:
-    started = time.perf_counter()
-    work(scale)
-    return time.perf_counter() - started
+    """One run's seconds, with the cyclic garbage collector paused: its passes come when the
+    whole process has allocated enough, so they land on one scale or another by chance (a
+    4x input measured 20x slower with a pass in it, 4x without)."""
+    gc.collect()
+    gc.disable()
+    try:
+        started = time.perf_counter()
+        work(scale)
+        return time.perf_counter() - started
+    finally:
+        gc.enable()
 
 
 def assert_linear(costs: list[Cost], slack: float = 3.0, floor_s: float = 0.002) -> None:
