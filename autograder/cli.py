@@ -3,6 +3,7 @@
     autograder grade PATH... --assignment NAME --output DIR
     autograder show STUDENT_ID --output DIR
     autograder export DIR --format csv|canvas|moodle --output FILE [--roster LMS.csv] [--column NAME] [--match COLUMN]
+                      [--rescale | --as-is]
     autograder tokens STUDENT_ID... [--from FILE] --output TOKENS.csv
     autograder serve --assignment NAME --output DIR --tokens TOKENS.csv [--host 127.0.0.1] [--port 8000]
     autograder release
@@ -98,13 +99,22 @@ def export(
                                                        "the assignment's name)")] = None,
     match: Annotated[Optional[str], typer.Option(help="the roster column holding our student ids "
                                                       "(default: SIS Login ID on Canvas, username on Moodle)")] = None,
+    rescale: Annotated[bool, typer.Option("--rescale", help="canvas: where the column's Points Possible differs "
+                                                            "from the results' maximum, write each score rescaled "
+                                                            "to it (else nothing is written)")] = False,
+    as_is: Annotated[bool, typer.Option("--as-is", help="canvas: where the column's Points Possible differs from "
+                                                        "the results' maximum, write the scores as they are")] = False,
 ) -> None:
     """Write FOLDER's grades (autograded plus the written answers entered) for a spreadsheet or an LMS."""
     from .config import ConfigError
-    from .export import ExportOptions
+    from .export import AS_IS, RESCALE, ExportOptions
     from .export import export as write_export
+    if rescale and as_is:
+        _usage_error(ConfigError("--rescale and --as-is: give one (rescale the scores to Canvas's Points "
+                                 "Possible, or write them as they are)"))
+    points = RESCALE if rescale else AS_IS if as_is else None
     try:
-        done = write_export(ExportOptions(folder, format, output, roster, column, match))
+        done = write_export(ExportOptions(folder, format, output, roster, column, match, points))
     except ConfigError as error:
         _usage_error(error)
     for note in done.notes:

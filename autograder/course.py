@@ -78,6 +78,11 @@ class Course:
         """The assignment's ``d2l_attention`` folder: the only course files the sandbox mounts."""
         return self.source_dir / assignment / HELPER_PACKAGE
 
+    def helper_archive(self, assignment: str) -> Path:
+        """The same package zipped (``d2l_attention.zip``), released beside the notebook: a copy of
+        it in a student's folder is the course's file, not a submission to unpack."""
+        return self.source_dir / assignment / f"{HELPER_PACKAGE}.zip"
+
     def book_source(self, assignment: str | None = None) -> str:
         """The published code the worker binds while other tasks are checked: book.py, then
         the assignment's ``BOOK_EXTRAS`` class."""

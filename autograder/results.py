@@ -116,6 +116,17 @@ class TaskResult(BaseModel):
         return None
 
 
+class WrittenAnswer(BaseModel):
+    """A written answer as handed in, for the TA to read (``answers.html``): its text, cut at
+    ``reading.MAX_ANSWER_CHARS``, and the length of the whole text."""
+    text: str
+    length: int
+
+    @property
+    def cut(self) -> bool:
+        return self.length > len(self.text)
+
+
 class SubmissionResult(BaseModel):
     student_id: str                         # from the file or folder name (docs: Student text and ids)
     assignment: str
@@ -133,6 +144,9 @@ class SubmissionResult(BaseModel):
     # task id -> its solution cell as handed in: kept beside the result (solutions/<id>.json)
     # for the class report's similar solutions, never in the result's JSON
     solutions: dict[str, str] = Field(default_factory=dict)
+    # task id -> the written answer as handed in: kept beside the result (answers/<id>.json) for
+    # the TA's answers.html, never in the result's JSON
+    answers: dict[str, WrittenAnswer] = Field(default_factory=dict)
 
     @property
     def autograded_score(self) -> float:

@@ -17,7 +17,7 @@ from .files import from_spreadsheet
 from .submissions.ids import file_stem
 from .outputs.manual_points import Tasks
 from .outputs.store import OutputFolder
-from .outputs.totals import Entered, entered_in, total_line, total_of
+from .outputs.totals import Entered, Total, entered_in, total_line, total_of
 from .texts import render
 
 
@@ -27,11 +27,12 @@ def show_result(student_id: str, folder: Path, console: Console) -> None:
     result = store.load(student_id) or store.load(from_spreadsheet(student_id))  # as typed, or as grades.csv has it
     if result is None:
         raise ConfigError(_unknown(student_id, folder, store))
+    total = total_of(result, _entered(store, result))
     console.print(f"[bold]{escaped(result.student_id)}[/bold] · {escaped(result.assignment)} · "
-                  f"{escaped(total_line(total_of(result, _entered(store, result)), 'en'))}")
+                  f"{escaped(total_line(total, 'en'))}")
     if result.notebook:
         console.print(f"graded: {escaped(result.notebook)}")
-    console.print(_checks_table(result))
+    console.print(_checks_table(result, total))
     for kind, issues in (("error", result.errors), ("warning", result.warnings)):
         for issue in issues:
             task = f" ({issue.task})" if issue.task else ""
@@ -42,15 +43,14 @@ def show_result(student_id: str, folder: Path, console: Console) -> None:
             console.print(f"feedback: {escaped(str(page))}")
 
 
-def _checks_table(result) -> Table:
+def _checks_table(result, total: Total) -> Table:
     table = Table(show_header=True, box=None, pad_edge=False)
     table.add_column("task / check")
     table.add_column("points", justify="right")
     table.add_column("what went wrong")
     for task in result.tasks:
-        score = "written answer (TA)" if task.manual else f"{task.score:g} / {task.max_score:g}"
         untouched = task.not_attempted
-        table.add_row(f"[bold]{escaped(task.id)}[/bold]", score,
+        table.add_row(f"[bold]{escaped(task.id)}[/bold]", _task_points(task, total),
                       "" if untouched is None else escaped(render(untouched, result.language)))
         for check in task.checks if untouched is None else []:
             mark = "[green]✔[/green]" if check.passed else "[red]✘[/red]"
@@ -58,6 +58,16 @@ def _checks_table(result) -> Table:
             table.add_row(f"  {mark} {escaped(check.name)}", f"{check.score:g} / {check.max_score:g}",
                           "" if check.passed else escaped(first[:160]))
     return table
+
+
+def _task_points(task, total: Total) -> str:
+    """An autograded task's score; a written answer's points as entered by the TA, or that they
+    are not entered yet."""
+    if not task.manual:
+        return f"{task.score:g} / {task.max_score:g}"
+    if task.id in total.written:
+        return f"{total.written[task.id]:g} / {task.max_score:g} (written answer, entered)"
+    return f"– / {task.max_score:g} (written answer, not entered yet)"
 
 
 def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:

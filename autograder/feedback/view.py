@@ -99,8 +99,13 @@ class TaskView:
     not_attempted: Prose = Prose()  # the cell is still the template's (grading decided it): said instead
 
     @classmethod
-    def of(cls, task: TaskResult, say: Say, drawn: set[str] | None = None) -> "TaskView":
-        """``drawn``: the heatmaps drawn so far on the page (each pair is drawn once)."""
+    def of(cls, task: TaskResult, say: Say, drawn: set[str] | None = None, entered: float | None = None) -> "TaskView":
+        """``drawn``: the heatmaps drawn so far on the page (each pair is drawn once); ``entered``:
+        a written answer's points, once the TA has entered them."""
+        if task.manual and entered is not None:
+            manual = say.text("page.manual_entered", ta=text("term.ta"), points=say.number(entered),
+                              max=say.number(task.max_score))
+            return cls(task.id, say.points(entered, task.max_score), manual, Prose(), (), ())
         if task.manual:
             manual = say.text("page.manual", ta=text("term.ta"), max=say.number(task.max_score))
             return cls(task.id, say.text("page.manual_short"), manual, Prose(), (), ())
@@ -134,13 +139,19 @@ class FeedbackView:
     errors: Issues
 
     @classmethod
-    def of(cls, result: SubmissionResult, say: Say) -> "FeedbackView":
+    def of(cls, result: SubmissionResult, say: Say, written: dict[str, float] | None = None,
+           total: float | None = None) -> "FeedbackView":
+        """``written``: the written answers' points the TA has entered (task id -> points), and
+        ``total`` what the student has with them (both as ``outputs.totals.total_of`` makes them)."""
         drawn: set[str] = set()
+        written = written or {}
         autograded = [task for task in result.tasks if not task.manual]
         return cls(
             say.language, say.text("feedback.title", student=result.student_id, assignment=result.assignment),
-            _score(result, say), say.text("feedback.public_note"), (say.text("term.task"), say.text("page.points")),
-            tuple(TaskView.of(task, say, drawn) for task in result.tasks),
+            _score(result, say, written, total), say.text("feedback.public_note"),
+            (say.text("term.task"), say.text("page.points")),
+            tuple(TaskView.of(task, say, drawn, written.get(task.id) if task.manual else None)
+                  for task in result.tasks),
             Prose() if any(task.checks for task in autograded) else say.text("feedback.not_graded"),
             _issues("gradebook.warning", "feedback.warnings", result.warnings, say),
             _issues("gradebook.error", "feedback.errors", result.errors, say))
@@ -155,15 +166,21 @@ class FeedbackView:
         return next(task for task in self.tasks if task.id == task_id)
 
 
-def _score(result: SubmissionResult, say: Say) -> Prose:
-    """"autograded x / y", then the written answers' pending points if there are any."""
+def _score(result: SubmissionResult, say: Say, written: dict[str, float], total: float | None) -> Prose:
+    """"autograded x / y", then the written answers: their points and the total once the TA has
+    entered any, else the points they are worth."""
     if not result.tasks:  # an unreadable submission: nothing was split into tasks
         return say.text("feedback.score", score=say.number(result.score), max=say.number(result.max_score))
     line = say.text("feedback.score", score=say.number(result.autograded_score),
                     max=say.number(result.autograded_max))
-    if result.manual_max:
-        line += say.words("; ") + say.text("feedback.manual_pending", points=say.number(result.manual_max))
-    return line
+    if not result.manual_max:
+        return line
+    entered = [written[task.id] for task in result.tasks if task.manual and task.id in written]
+    if not entered or total is None:
+        return line + say.words("; ") + say.text("feedback.manual_pending", points=say.number(result.manual_max))
+    return (line + say.words("; ") + say.text("feedback.manual_entered", points=say.number(sum(entered)),
+                                              max=say.number(result.manual_max))
+            + say.words("; ") + say.text("feedback.total", score=say.number(total), max=say.number(result.max_score)))
 
 
 def check_line(check: CheckResult, say: Say) -> CheckLine:

@@ -25,8 +25,8 @@ from ..checks.core import lost_reason
 from ..config import GraderConfig
 from ..course import COURSE, Course
 from .task import RunSettings
-from ..submissions.reading import NotJSON, TooLarge, read_kept
-from ..results import Issue, SubmissionResult, TaskResult, text
+from ..submissions.reading import ANSWER_LENGTH, NotJSON, TooLarge, read_kept
+from ..results import Issue, SubmissionResult, TaskResult, WrittenAnswer, text
 from ..sandbox.client import WorkerLost
 from .session import Session
 from ..submissions.find import Submission
@@ -76,9 +76,10 @@ class Batch:
         return hashlib.sha256(self.fingerprint_base.encode() + (data or b"<unreadable>")).hexdigest()
 
 
-def read_submission(submission: Submission, limit_bytes: int) -> tuple[bytes | None, Issue | None]:
-    """What grading uses of the notebook (``reading.read_kept``: code cells' sources and the
-    cells' nbgrader metadata, as JSON), read without following a link, or why not."""
+def read_submission(submission: Submission, batch: Batch) -> tuple[bytes | None, Issue | None]:
+    """What grading uses of the notebook (``reading.read_kept``: code cells' sources, the written
+    answers' text and the cells' nbgrader metadata, as JSON), read without following a link
+    (at most ``max_notebook_mb`` of grader.yml kept), or why not."""
     if submission.problem is not None:
         return None, submission.problem
     name = submission.path.name
@@ -92,7 +93,7 @@ def read_submission(submission: Submission, limit_bytes: int) -> tuple[bytes | N
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return None, Issue(code="not_regular_file", text=text("issue.not_regular", path=name))
         try:
-            return read_kept(handle, limit_bytes), None
+            return read_kept(handle, batch.config.max_notebook_mb << 20, batch.settings.written), None
         except (TooLarge, NotJSON) as why:
             return None, _unread(name, why)
 
@@ -126,7 +127,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission,
     progress = progress or _quiet
     progress("read")
     started = time.monotonic()
-    data, problem = read_submission(submission, batch.config.max_notebook_mb << 20)
+    data, problem = read_submission(submission, batch)
     result = empty_result(batch, submission, batch.fingerprint(data))
     if submission.notice is not None:
         result.warnings.append(Issue(code=submission.notice.id.removeprefix("issue."), text=submission.notice))
@@ -142,6 +143,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission,
     if notebook is not None:
         assemble(notebook, batch.source, batch.settings.autograded, plan)
         result.solutions = solution_cells(plan, batch.settings.autograded)
+        result.answers = written_answers(notebook, batch.settings.written)
     result.warnings += plan.warnings
     result.errors += plan.errors
     result.timing["read"] = round(time.monotonic() - started, 4)
@@ -175,6 +177,21 @@ def _kept_code(source: str) -> str:
     if len(source) > MAX_SOLUTION_CHARS:
         source = "\n".join(line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
     return source[:MAX_SOLUTION_CHARS]
+
+
+def written_answers(notebook, tasks: frozenset[str]) -> dict[str, WrittenAnswer]:
+    """Each written task's answer cell as the student wrote it (the first cell of its grade id,
+    as ``reading.read_kept`` kept it: cut, with the whole text's length), for the TA's
+    answers.html; a task whose cell is missing has none."""
+    answers: dict[str, WrittenAnswer] = {}
+    for cell in notebook.cells:
+        gid = grade_id(cell)
+        if gid in tasks and gid not in answers:
+            source = cell.get("source", "")
+            source = "".join(p for p in source if isinstance(p, str)) if isinstance(source, list) else str(source)
+            length = cell.get(ANSWER_LENGTH)
+            answers[gid] = WrittenAnswer(text=source, length=length if isinstance(length, int) else len(source))
+    return answers
 
 
 def _other_assignment(batch: Batch, notebook) -> str | None:

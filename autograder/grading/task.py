@@ -36,6 +36,11 @@ class RunSettings:
         return [task_id for task_id in self.spec.tasks if not self.spec.is_manual(task_id)]
 
     @property
+    def written(self) -> frozenset[str]:
+        """The written answers' task ids (graded by the TA; their text is kept for answers.html)."""
+        return frozenset(task_id for task_id in self.spec.tasks if self.spec.is_manual(task_id))
+
+    @property
     def task_checks(self) -> dict[str, list[str]]:
         """Every task with its check names, in grader.yml's order (a manual task: none)."""
         return {task_id: [] if self.spec.is_manual(task_id) else list(self.spec.tasks[task_id])

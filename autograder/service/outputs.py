@@ -36,18 +36,21 @@ class Outputs:
             leftover.unlink()  # a copy cut short by a killed service
 
     def write(self, submission_id: str, result: SubmissionResult) -> SubmissionResult:
-        """The student's latest result, its history copy and grades.csv; returns it as written."""
+        """The student's latest result (its feedback with the written answers' points entered so
+        far), its history copy and grades.csv; returns it as written."""
         with self._lock:
-            written = self.folder.save(result)
+            entered = self._entered()
+            written = self.folder.save(result, entered=entered)
             self.folder.keep(result.student_id, submission_id)
             self.latest[written.student_id] = written
-            self.write_grades()
+            self.write_grades(entered)
         return written
 
-    def write_grades(self) -> None:
+    def write_grades(self, entered: Entered | None = None) -> None:
         """grades.csv of every latest result (at start too: a batch may have left fewer rows)."""
         if self.latest:
-            self.folder.write_grades(list(self.latest.values()), list(self.settings.spec.tasks), self._entered())
+            self.folder.write_grades(list(self.latest.values()), list(self.settings.spec.tasks),
+                                     self._entered() if entered is None else entered)
 
     def _entered(self) -> Entered:
         """The written answers' points known now, read at each writing (the TA may enter them in

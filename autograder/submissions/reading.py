@@ -3,10 +3,14 @@
 A notebook can be large for reasons that say nothing about its code (a 30 MB image
 attachment, megabytes of widget state in its metadata, outputs). ``read_kept`` streams the
 file through a JSON event parser (ijson) and keeps, of each cell, only its type, its nbgrader
-metadata and, for a code cell, its source (and the notebook's format version), so the size limit bounds what
-is kept, not what was handed in. The kept notebook is written back as compact JSON: what the
-result cache keys on, what travels to a cluster's node, and what ``assemble.read_notebook``
-parses. A second, larger bound stops reading a file that is too large to stream at all.
+metadata and, for a code cell, its source (and the notebook's format version), so the size
+limit bounds what is kept, not what was handed in. Of the text cells, only the written
+answers keep their text (the first cell of each grade id named in ``answers``, which the TA
+reads: ``autograder.outputs.answers``), its first ``MAX_ANSWER_CHARS`` characters, with the
+whole text's length where it was cut. The kept notebook is written back as compact JSON: what
+the result cache keys on, what travels to a cluster's node, and what
+``assemble.read_notebook`` parses. A second, larger bound stops reading a file that is too
+large to stream at all.
 """
 import json
 from dataclasses import dataclass
@@ -21,6 +25,8 @@ MAX_DEPTH = 100  # no notebook nests deeper than a few dozen (widget state, Vega
 LONG_PREFIX = 1024  # a longer path is none that grading reads
 ELSEWHERE = "\x00elsewhere"  # its name: no key path grading compares with holds a NUL
 OPENING, CLOSING = ("start_map", "start_array"), ("end_map", "end_array")
+MAX_ANSWER_CHARS = 20_000  # of a written answer: pages of prose (real ones are 5-10 sentences)
+ANSWER_LENGTH = "x_answer_length"  # a cut answer's whole length; never a key read from the file
 BUFFER = 16 << 20         # the parser's reads: a long string (an attachment) costs time quadratic in
                           # its length over this buffer (150 MB: 2 s at 16 MB, 8 s of 30 MB at 64 kB)
 
@@ -56,26 +62,26 @@ class _Counted:
         return chunk
 
 
-def read_kept(handle, limit: int) -> bytes:
-    """The notebook in ``handle`` (opened in binary), reduced to what grading uses, as JSON bytes.
-    Raises ``TooLarge`` (kept more than ``limit``, or the file is above ``STREAM_FACTOR`` times
-    it) or ``NotJSON``."""
+def read_kept(handle, limit: int, answers: frozenset[str] = frozenset()) -> bytes:
+    """The notebook in ``handle`` (opened in binary), reduced to what grading uses, as JSON bytes;
+    ``answers``: the grade ids of the written answers, whose text is kept too. Raises ``TooLarge``
+    (kept more than ``limit``, or the file is above ``STREAM_FACTOR`` times it) or ``NotJSON``."""
     start = handle.tell()
     try:
         # use_float: with it, yajl reports a number beyond 64 bits as an error; without it, ijson
         # 3.6's C backend crashes the process on an integer of 5,000 digits.
-        return _parsed(ijson.basic_parse, handle, limit, use_float=True)
+        return _parsed(ijson.basic_parse, handle, limit, answers, use_float=True)
     except NotJSON as error:
         if "overflow" not in error.reason:
             raise
     # yajl takes no number beyond 64 bits (a "points": 10**400 that nothing here reads as a
     # number); Python's own parser does, more slowly.
     handle.seek(start)
-    return _parsed(python_backend.basic_parse, handle, limit)
+    return _parsed(python_backend.basic_parse, handle, limit, answers)
 
 
-def _parsed(basic_parse, handle, limit: int, **options) -> bytes:
-    kept = _Kept(limit)
+def _parsed(basic_parse, handle, limit: int, answers: frozenset[str], **options) -> bytes:
+    kept = _Kept(limit, answers)
     try:
         for prefix, event, value in _prefixed(basic_parse(_Counted(handle, limit * STREAM_FACTOR),
                                                           buf_size=BUFFER, **options)):
@@ -122,8 +128,9 @@ def _joined(prefix: str, key: str, top: bool) -> str:
 class _Kept:
     """Builds the kept notebook from the parser's events."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, answers: frozenset[str] = frozenset()):
         self.limit, self.size = limit, 0
+        self.answers, self.answered = answers, set()   # written answers' grade ids; those kept so far
         self.top: dict = {}
         self.cells: dict[str, list[dict]] = {prefix: [] for prefix in CELL_PREFIXES}
         self.building: tuple[dict, str, ijson.ObjectBuilder, int] | None = None   # (cell, key, builder, depth)
@@ -135,6 +142,7 @@ class _Kept:
             self._feed(event, value)
         elif prefix == "cells" and event == "start_array":
             self.cells["cells.item"] = []
+            self.answered = set()
         elif event == "start_map" and prefix.endswith(".metadata") and self.cells.get(prefix[: -len(".metadata")]):
             self.cells[prefix[: -len(".metadata")]][-1].pop("nbgrader", None)
         elif prefix in self.cells and event == "start_map":
@@ -159,11 +167,19 @@ class _Kept:
         self._feed(event, value)
 
     def _keep(self, cell: dict) -> None:
-        """A cell just ended: what grading does not use goes (the text of a cell that is not code),
-        and what stays counts against the limit."""
+        """A cell just ended: what grading does not use goes (the text of a cell that is not code,
+        but a written answer's, cut to ``MAX_ANSWER_CHARS``), and what stays counts against the limit."""
         if cell.get("cell_type") != "code":
             cell.pop("input", None)
-            cell["source"] = ""
+            meta = cell.get("nbgrader")
+            gid = meta.get("grade_id") if isinstance(meta, dict) else None
+            text = ""
+            if isinstance(gid, str) and gid in self.answers and gid not in self.answered:
+                self.answered.add(gid)  # the first cell of a grade id is the one graded (as assemble has it)
+                text = _text(cell.get("source"))
+            cell["source"] = text[:MAX_ANSWER_CHARS]
+            if len(text) > MAX_ANSWER_CHARS:
+                cell[ANSWER_LENGTH] = len(text)
         self.size += len(json.dumps(cell, ensure_ascii=False, default=float).encode("utf-8", "surrogatepass"))
         if self.size > self.limit:
             raise TooLarge(self.size, self.limit, "kept")
@@ -189,9 +205,16 @@ class _Kept:
         return json.dumps(notebook, separators=(",", ":"), default=float).encode("ascii")
 
 
+def _text(source) -> str:
+    """A text cell's source as one string (nbformat allows a list of lines); anything else: none."""
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
 def _cell(kept: dict) -> dict:
     """A kept cell as nbformat wants it: code cells get empty outputs, every cell its metadata."""
-    cell = {key: kept[key] for key in CELL_KEYS if key in kept}
+    cell = {key: kept[key] for key in (*CELL_KEYS, ANSWER_LENGTH) if key in kept}
     cell["metadata"] = {"nbgrader": kept["nbgrader"]} if "nbgrader" in kept else {}
     if cell.get("cell_type") == "code":
         cell["outputs"], cell["execution_count"] = [], None

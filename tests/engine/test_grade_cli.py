@@ -178,7 +178,8 @@ def test_manual_points_reach_the_summary_grades_csv_the_report_and_export(attent
     assert "manual_points.csv: row 4: no result for student 'ghost'" in summary
     rows = {row["student_id"]: row for row in csv.DictReader((out / "grades.csv").open())}
     assert (rows["correct"]["cost_analysis"], rows["untouched"]["cost_analysis"]) == ("2.0", "")
-    assert float(rows["correct"]["score"]) == 13.0                       # SPEC §3: the autograded sum
+    assert float(rows["correct"]["score"]) == 15.0            # SPEC §3: what the student has so far
+    assert load(out, "correct")["score"] == 13.0              # the JSON keeps the autograded sum
     assert next(t for t in load(out, "correct")["tasks"] if t["id"] == "cost_analysis")["score"] is None
     assert "points entered for 2 of 4 submissions" in (out / "report.md").read_text()
     exported = subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()", "export", str(out),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.texts import CATALOGUE, LANGUAGES, fields, pages, terms
+from autograder.texts import CATALOGUE, LANGUAGES, answers, fields, pages, terms
 
 PAGES = Path(__file__).resolve().parents[2] / "autograder" / "pages"
 # the pages, the feedback view and the class report (its own room since #42)
@@ -40,7 +40,7 @@ def ids_used_by_pages() -> set[str]:
     (prefixes ``title.`` and ``mistake.`` are built from data and fall back to the raw name)."""
     used = set()
     for module in WRITERS:
-        used |= set(re.findall(r"""["']((?:page|feedback|term|issue)\.[\w.]+)["']""", module.read_text()))
+        used |= set(re.findall(r"""["']((?:page|feedback|term|issue|answers)\.[\w.]+)["']""", module.read_text()))
     return used
 
 
@@ -51,7 +51,7 @@ def test_every_id_the_pages_use_exists():
     assert sorted(used - CATALOGUE.keys()) == []
 
 
-@pytest.mark.parametrize("text_id", sorted({**pages.TEXTS, **terms.TEXTS}))
+@pytest.mark.parametrize("text_id", sorted({**pages.TEXTS, **terms.TEXTS, **answers.TEXTS}))
 def test_both_languages(text_id):
     """Does each page label and glossary term exist in English and in Russian, with the same
     fields to fill in?"""

@@ -121,6 +121,9 @@ def test_the_services_grades_and_report_carry_the_written_answers_points(tmp_pat
     outputs.write("a1", empty_result(batch, Submission("ivanov", tmp_path / "ivanov.ipynb")))
     with (folder.path / "grades.csv").open() as handle:
         [row] = list(csv.DictReader(handle))
-    assert row["student_id"] == "ivanov" and row[written] == "1.5"
+    assert row["student_id"] == "ivanov" and row[written] == "1.5" and row["score"] == "1.5"
     outputs.report()
     assert "1.5" in (folder.path / "report.md").read_text(encoding="utf-8")
+    # issue 46: the student's feedback, written by the service, says them too
+    assert "written answers 1.5 / 2 (graded by your TA); total 1.5 / 15" in \
+        (folder.path / "feedback" / "ivanov.md").read_text(encoding="utf-8")
