@@ -17,7 +17,7 @@ import os
 import signal
 import socket
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvicorn
@@ -36,6 +36,8 @@ from ..sandbox import set_up_torch
 from ..store import OutputFolder
 from . import log as logs
 from .app import Service, make_app
+from .assignments import Assignments
+from .deadlines import Deadlines
 from .http import RequestsInTime
 from .intake import FORM_OVERHEAD, Uploads
 from .log import log
@@ -73,6 +75,7 @@ class Prepared:
     listening: socket.socket
     lock: int               # the folder's lock, held (open) while this process lives
     executor: str = "local"
+    deadlines: Deadlines = field(default_factory=Deadlines)
 
 
 def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
@@ -84,6 +87,7 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     config = parse_config(config_bytes, config_path, course)
     check_executor(options)
     tokens = Tokens.load(options.tokens)
+    deadlines = Deadlines.of_config(config.service, config_path)
     if options.executor == "ray":  # the cluster's devices and CPUs; each node's slots check their sandbox
         from ..ray_pool import plan
         settings, jobs = plan(config, options, course)
@@ -101,8 +105,7 @@ def prepare(options: ServeOptions, course: Course = COURSE) -> Prepared:
     listening = _listen(options.host, options.port)
     batch = Batch(settings, config, config_bytes, course, force=True, results=folder.path)
     forget_other_versions(folder.path, batch.version)
-    return Prepared(batch, folder, tokens, jobs, listening, lock,
-                    options.executor)
+    return Prepared(batch, folder, tokens, jobs, listening, lock, options.executor, deadlines)
 
 
 def _lock(state: Path) -> int:
@@ -164,7 +167,7 @@ def _open(prepared: Prepared) -> tuple[Service, Slots]:
         log.info("%d submissions that a stopped service was grading are queued again", back)
     return Service(batch.settings.assignment, batch.settings.spec.notebook, batch.language, prepared.jobs,
                    batch.config.service.submissions_per_hour, batch.config.max_notebook_mb << 20,
-                   prepared.tokens, queue, uploads, outputs, loop), slots
+                   prepared.tokens, queue, uploads, outputs, loop, Assignments.of(batch), prepared.deadlines), slots
 
 
 def _lifespan(service: Service, slots: Slots, where: str):
