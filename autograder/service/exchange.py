@@ -141,6 +141,13 @@ class Exchange:
             self.uploads.remove(submission_id)
             self._refuse(name, refused)
             return
+        except OSError as error:   # the service's side (its disk full, the exchange's mount gone): not the student's
+            self.uploads.remove(submission_id)
+            self._taken.discard(name.folder)
+            self._unfinished[name.folder] = (time.monotonic() - CHECK_AGAIN_S, time.monotonic() + CHECK_AGAIN_S)
+            log.warning("hand-in %s could not be read (%s); trying again in %g s", printable(name.folder),
+                        error.strerror or error, CHECK_AGAIN_S)
+            return
         late = self.deadlines.passed(name.student, taken.handed_in) is not None
         entry = Entry(name.folder, name.student, "waiting", submission_id, taken.handed_in, late, taken.notebook,
                       taken.feedback)
@@ -153,8 +160,6 @@ class Exchange:
         try:
             taken = handin.read(inbound, name, self.service.notebook, copy, self.service.limit_bytes,
                                 not self.paths.shared_uid)
-        except OSError as error:
-            raise Refused(f"cannot be read ({error.strerror or error})") from None
         finally:
             os.close(inbound)
         handin.check_copy(copy, self.service.limit_bytes, self.assignments, taken)

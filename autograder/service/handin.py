@@ -115,12 +115,16 @@ def user_name(uid: int) -> str:
 
 def read(inbound: int, name: Name, notebook: str, copy_to: Path, limit: int, check_owner: bool) -> HandIn:
     """Read the hand-in ``name`` of the ``inbound`` folder (an open descriptor) and copy its
-    notebook to ``copy_to``; ``Refused`` says why not."""
+    notebook to ``copy_to``; ``Refused`` says why not. Any other ``OSError`` is the service's
+    side (its disk, the exchange's mount), not the hand-in's: its caller tries again later."""
     try:
         folder = os.open(name.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=inbound)
     except OSError as error:
-        raise Refused("not a folder (a link or a file)" if error.errno in (errno.ELOOP, errno.ENOTDIR)
-                      else f"cannot be opened ({error.strerror})") from None
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise Refused("not a folder (a link or a file)") from None
+        if error.errno == errno.EACCES:
+            raise Refused("cannot be opened: its owner took the service's permission away") from None
+        raise   # the service's side (the exchange's mount): looked at again later
     try:
         return _read(folder, name, notebook, copy_to, limit, check_owner)
     finally:
@@ -182,8 +186,8 @@ def _notebook(folder: int, notebook: str) -> tuple[str, Text | None]:
             seen += 1
             if seen > MAX_ENTRIES:
                 break
-            if entry.name.endswith(".ipynb") and not entry.name.startswith("."):
-                candidates.append(entry.name)
+            if entry.name.endswith(".ipynb") and not entry.name.startswith(".") and _utf8(entry.name):
+                candidates.append(entry.name)   # a name that is no UTF-8 is one nbgrader cannot hash either
     candidates.sort()
     if len(candidates) == 1 and seen <= MAX_ENTRIES:
         return candidates[0], text("issue.other_notebook", name=candidates[0], expected=notebook)
@@ -226,6 +230,14 @@ def _copy(handle: int, copy_to: Path, limit: int, found: str) -> None:
             out.write(chunk)
         out.flush()
         os.fsync(out.fileno())
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _why(error: OSError) -> str:

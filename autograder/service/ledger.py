@@ -63,6 +63,11 @@ def _bytes(folder: str) -> bytes:
     return folder.encode("utf-8", "surrogateescape")
 
 
+def _text(value: str) -> str:
+    """Text SQLite can hold: an undecodable byte of a name (a lone surrogate) as its ``\\u`` escape."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _name(folder: bytes) -> str:
     return folder.decode("utf-8", "surrogateescape")
 
@@ -98,7 +103,7 @@ class Ledger:
         """Never graded; ``feedback``: the name of the page that told the student why."""
         self._run("INSERT OR REPLACE INTO handins (exchange, folder, student_id, status, reason, feedback, taken) "
                   "VALUES (?, ?, ?, 'refused', ?, ?, ?)",
-                  (self.exchange, _bytes(folder), student_id, reason, feedback, now))
+                  (self.exchange, _bytes(folder), student_id, _text(reason), feedback, now))
 
     def wait(self, entry: Entry, now: float) -> None:
         """Taken, its notebook copied: waiting for its turn in the grading queue."""

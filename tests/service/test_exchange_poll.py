@@ -3,6 +3,7 @@ uploads, ledger and outputs but no grading (the loop's part is played here: a re
 as the loop writes it). Hand-in folders are made as ``nbgrader submit`` makes them, by root,
 named for root: the owner check passes; the tests with real students' uids are in
 ``test_exchange.py``."""
+import errno
 import os
 import secrets
 import time
@@ -203,3 +204,35 @@ def test_a_late_hand_in_is_feedback_only_and_never_takes_the_on_time_ones_place(
     assert '"score": 2.0' in kept and "late_handin" in kept
     assert "after your deadline" in world.page(late) and world.page(on_time) is not None
     assert ",13.0," in (world.state.parent / "grades.csv").read_text()
+
+
+def test_names_that_are_no_utf8_are_taken_or_refused_like_any_other(tmp_path, batch):
+    """A folder whose random part is not UTF-8, and one whose only notebook's name is not: is
+    the first graded and the second refused, each once, the log and the ledger intact?"""
+    world = World(tmp_path, batch)
+    odd = world.hand_in()
+    os.rename(world.inbound / odd, world.inbound / (odd[:-3] + "\udcff\udcfe!"))
+    other = world.hand_in()
+    os.rename(world.inbound / other / NOTEBOOK, world.inbound / other / "\udcffwork.ipynb")
+    for _ in range(2):
+        world.exchange._turn()
+    assert world.queue.queued() == 1 and world.exchange.refused() == 1
+    assert len(world.ledger.folders()) == 2
+
+
+def test_a_failure_on_the_services_side_refuses_nothing_and_is_tried_again(tmp_path, batch, monkeypatch):
+    """The service's disk full while it copies a hand-in: is the hand-in left untaken (not
+    refused), and taken once the disk is back?"""
+    world = World(tmp_path, batch)
+    world.hand_in()
+    real = handin.read
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(handin, "read", disk_full)
+    world.exchange._turn()
+    assert world.exchange.refused() == 0 and world.ledger.folders() == set() and not list(world.uploads.root.iterdir())
+    monkeypatch.setattr(handin, "read", real)
+    world.exchange._unfinished.clear()   # its minute is up
+    world.exchange._turn()
+    assert world.queue.queued() == 1
