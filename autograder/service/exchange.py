@@ -104,7 +104,8 @@ class Exchange:
         for name, _ in self._complete(self._new_folders()):
             if self._stopping.is_set():
                 return
-            self._take(name)
+            if self._take(name):
+                self._queue_waiting()   # at once: a student's older copy waiting goes now (disk bounded)
         self._queue_waiting()
 
     def _new_folders(self) -> list[Name]:
@@ -130,8 +131,8 @@ class Exchange:
                                                                CHECK_AGAIN_S))
         return sorted(found, key=lambda pair: pair[1])
 
-    def _take(self, name: Name) -> None:
-        """Read one hand-in into ``uploads/``; it waits for its turn, or is refused."""
+    def _take(self, name: Name) -> bool:
+        """Read one hand-in into ``uploads/``; it waits for its turn (True), or is refused."""
         self._taken.add(name.folder)
         submission_id = secrets.token_hex(8)
         copy = self.uploads.new(submission_id)
@@ -140,20 +141,21 @@ class Exchange:
         except Refused as refused:
             self.uploads.remove(submission_id)
             self._refuse(name, refused)
-            return
+            return False
         except OSError as error:   # the service's side (its disk full, the exchange's mount gone): not the student's
             self.uploads.remove(submission_id)
             self._taken.discard(name.folder)
             self._unfinished[name.folder] = (time.monotonic() - CHECK_AGAIN_S, time.monotonic() + CHECK_AGAIN_S)
             log.warning("hand-in %s could not be read (%s); trying again in %g s", printable(name.folder),
                         error.strerror or error, CHECK_AGAIN_S)
-            return
+            return False
         late = self.deadlines.passed(name.student, taken.handed_in) is not None
         entry = Entry(name.folder, name.student, "waiting", submission_id, taken.handed_in, late, taken.notebook,
                       taken.feedback)
         self.ledger.wait(entry, time.time())
         log.info("took hand-in %s of %s as %s%s", printable(name.folder), printable(name.student), submission_id,
                  " (after the deadline: feedback only)" if late else "")
+        return True
 
     def _read(self, name: Name, copy) -> HandIn:
         inbound = os.open(self.paths.inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -236,3 +236,16 @@ def test_a_failure_on_the_services_side_refuses_nothing_and_is_tried_again(tmp_p
     world.exchange._unfinished.clear()   # its minute is up
     world.exchange._turn()
     assert world.queue.queued() == 1
+
+
+def test_a_flood_of_hand_ins_keeps_one_copy_waiting(tmp_path, batch):
+    """Above the rate, twenty hand-ins arriving in one turn: does the service keep one copy of the
+    newest waiting (the queued one aside), not twenty?"""
+    world = World(tmp_path, batch, per_hour=1)
+    world.hand_in()
+    world.exchange._turn()
+    newest = [world.hand_in(data=notebook("buggy")) for _ in range(20)][-1]
+    world.exchange._turn()
+    assert len(list(world.uploads.root.iterdir())) == 2
+    assert [entry.folder for entry in world.ledger.by_status("waiting")] == [newest]
+    assert len(world.ledger.by_status("replaced")) == 19 and world.exchange.refused() == 0
