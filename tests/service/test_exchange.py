@@ -9,10 +9,10 @@ One module-scoped story, then the tests read what it kept:
 1. the TA releases the assignment; the service starts (no tokens: the exchange only);
 2. ann (the TA's solution) and ben (the buggy example) submit together; each waits for the
    page ``fetch_feedback`` will find, lists (the Assignments tab), fetches it;
-3. mal submits as ann (``nbgrader submit --student ann``);
+3. mal submits as ann (``nbgrader submit --student ann``; not where every student is one uid);
 4. ann resubmits, the buggy example's code now; cat submits the solution;
 5. the service stops and starts again, now with cat's deadline passed (an extension file that
-   changed); cat submits again, late;
+   changed) and the HTTP API too; cat submits again, late, and tries an upload; ann uploads;
 6. the TA collects, grades with ``autograder grade`` and releases feedback as nbgrader does.
 """
 import json
@@ -27,7 +27,7 @@ import pytest
 
 from ..nbgrader_course.course import ASSIGNMENT, COURSE_ID, leave_untouched, solve, solve_with_bugs
 from .exchange_course import ExchangeCourse
-from .server import config_file, start
+from .server import config_file, make_tokens, notebook, start
 
 pytestmark = pytest.mark.slow
 PAGE_WITHIN_S = 120   # submit to page on a busy 2-core machine (measured: a few seconds; benchmarks/)
@@ -39,13 +39,13 @@ def extensions(course: ExchangeCourse, cat_until: str) -> None:
     (course.base / "extensions.csv").write_text(f"student_id,deadline\n{course.names['cat']},{cat_until}\n")
 
 
-def start_service(course: ExchangeCourse, name: str):
+def start_service(course: ExchangeCourse, name: str, tokens=None):
     config = config_file(course.base)
     config.write_text(config.read_text().replace(
         "  submissions_per_hour: 20 ", f"  deadline: {FAR}\n  extensions: extensions.csv\n"
                                        f"  exchange_shared_uid: {str(course.shared_uid).lower()}\n"
                                        "  submissions_per_hour: 20 "))
-    return start(course.base, None, {}, config, jobs=2, output=course.base / "results", name=name,
+    return start(course.base, *(tokens or (None, {})), config, jobs=2, output=course.base / "results", name=name,
                  extra=("--exchange", str(course.course.exchange), "--course", COURSE_ID))
 
 
@@ -94,11 +94,12 @@ def _first_run(course: ExchangeCourse, kept: dict) -> None:
         kept["first_pages"] = {role: course.fetch_feedback(role) for role in ("ann", "ben")}
         kept["results"] = {role: _result(server.output, course.names[role]) for role in ("ann", "ben")}
         kept["feedback_files"] = sorted(p.name for p in course.feedback_folder.iterdir())
-        course.submit("mal", "--student", course.names["ann"])
-        _wait(lambda: health(server).get("refused_handins") == 1, "mal's hand-in refused")
-        kept["after_mal"] = {"result": _result(server.output, course.names["ann"]),
-                             "feedback_files": sorted(p.name for p in course.feedback_folder.iterdir()),
-                             "health": health(server)}
+        if not course.shared_uid:   # with one uid for all, mal's hand-in would count as ann's (as in nbgrader)
+            course.submit("mal", "--student", course.names["ann"])
+            _wait(lambda: health(server).get("refused_handins") == 1, "mal's hand-in refused")
+            kept["after_mal"] = {"result": _result(server.output, course.names["ann"]),
+                                 "feedback_files": sorted(p.name for p in course.feedback_folder.iterdir()),
+                                 "health": health(server)}
         course.work("ann", solve_with_bugs)
         course.submit("ann")
         course.wait_for_page("ann", PAGE_WITHIN_S)
@@ -114,8 +115,10 @@ def _first_run(course: ExchangeCourse, kept: dict) -> None:
 
 
 def _second_run(course: ExchangeCourse, kept: dict) -> None:
+    """Restarted with the HTTP API too (tokens for ann and cat), cat's deadline now passed."""
     extensions(course, (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat())
-    server = start_service(course, "exchange-2")
+    tokens = make_tokens(course.base, [course.names["ann"], course.names["cat"]])
+    server = start_service(course, "exchange-2", tokens)
     try:
         time.sleep(3)   # three turns of the poller: nothing taken again
         kept["restarted"] = {"health": health(server), "log": server.log.read_text()}
@@ -124,7 +127,10 @@ def _second_run(course: ExchangeCourse, kept: dict) -> None:
         course.wait_for_page("cat", PAGE_WITHIN_S)
         kept["cat_late"] = {"result": _result(server.output, course.names["cat"]), "pages": course.fetch_feedback("cat"),
                             "history": sorted((server.output / "history" / course.names["cat"]).glob("*.json")),
-                            "grades": (server.output / "grades.csv").read_text()}
+                            "grades": (server.output / "grades.csv").read_text(),
+                            "upload": server.submit(course.names["cat"], notebook("correct"))}
+        uploaded = server.submit(course.names["ann"], notebook("correct"))
+        kept["ann_upload"] = server.wait_done(course.names["ann"], uploaded.json()["id"])
     finally:
         server.stop(signal.SIGTERM)
         kept["second_log"] = server.log.read_text()
@@ -160,8 +166,9 @@ def test_the_fetched_feedback_is_the_autograders_page_with_the_right_scores(stor
     assert 0 < results["ben"]["score"] < 13.0
     for role in ("ann", "ben"):
         [page] = story["first_pages"][role].values()
-        kept = sorted((story["output"] / "history" / course.names[role]).glob("*.html"))
-        assert page == kept[0].read_text(encoding="utf-8")
+        kept = {path.read_text(encoding="utf-8") for path in (story["output"] / "history" / course.names[role]).glob("*.html")}
+        assert page in kept   # the very page the service drew for that hand-in
+        assert f"autograded {results[role]['score']:g} / 13" in page
         assert course.names[role] in page and "BEGIN HIDDEN TESTS" not in page
     assert max(story["latency"].values()) < PAGE_WITHIN_S
 
@@ -222,3 +229,11 @@ def test_the_tas_collect_grade_and_release_still_work(story):
         assert re.search(rf"^{names[role]},{ASSIGNMENT},", story["ta_grades"], re.M)
     assert "Feedback released" in story["ta"][f"nbgrader release_feedback {ASSIGNMENT}"]
 
+
+
+def test_the_http_api_runs_beside_the_exchange(story):
+    """In the same service: does ann's upload queue and grade as an exchange hand-in does, and is
+    cat's upload after her deadline refused, 403 ``deadline_passed``?"""
+    assert story["ann_upload"]["status"] == "done" and story["ann_upload"]["result"]["score"] == 13.0
+    refused = story["cat_late"]["upload"]
+    assert refused.status == 403 and refused.json()["error"] == "deadline_passed"
