@@ -102,6 +102,11 @@ class ExchangeCourse:
         cache = self.course.home(self.names[role]) / ".nbgrader_cache" / COURSE_ID
         return sorted(cache.glob(f"*+{ASSIGNMENT}+*"), key=lambda folder: folder.name.rsplit("+", 1)[1])
 
+    def handed_in_at(self, role: str, which: int = -1) -> float:
+        """When the hand-in ``which`` was complete in ``inbound/``: its secret's ctime (Unix seconds)."""
+        [folder] = self.inbound.glob(f"{self.cached(role)[which].name}+*")
+        return os.stat(folder / "submission_secret.txt").st_ctime
+
     def page_path(self, role: str, which: int = -1) -> Path:
         """Where ``fetch_feedback`` looks for the feedback of the student's hand-in ``which``."""
         secret = (self.cached(role)[which] / "submission_secret.txt").read_text()
