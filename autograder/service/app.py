@@ -12,6 +12,7 @@ import math
 import secrets
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -35,6 +36,9 @@ from .page import SCRIPT, students_page
 from .queue import Queue, Refused
 from .tokens import Tokens
 
+if TYPE_CHECKING:
+    from .exchange import Exchange
+
 UPLOADING_RETRY_S = 10  # a student's second upload while the first is still arriving
 GONE = 499              # logged for an upload cut off mid-body (client gone or closed as late): nginx's code
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
@@ -57,7 +61,7 @@ class Service:
     loop: GradingLoop
     assignments: Assignments = field(default_factory=Assignments)   # by default: every notebook is taken
     deadlines: Deadlines = field(default_factory=Deadlines)
-    exchange: object = None  # exchange.Exchange, when the service also takes hand-ins from nbgrader's exchange
+    exchange: "Exchange | None" = None   # when the service also takes hand-ins from nbgrader's exchange
 
 
 class Api:
