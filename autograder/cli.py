@@ -6,6 +6,7 @@
                       [--rescale | --as-is]
     autograder tokens STUDENT_ID... [--from FILE] --output TOKENS.csv
     autograder serve --assignment NAME --output DIR --tokens TOKENS.csv [--host 127.0.0.1] [--port 8000]
+    autograder serve --assignment NAME --output DIR --exchange ROOT --course COURSE_ID [--tokens TOKENS.csv]
     autograder release
 
 Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
@@ -144,7 +145,12 @@ def tokens(
 def serve(
     assignment: Annotated[str, typer.Option(help="assignment name, e.g. attention_scoring")],
     output: Annotated[Path, typer.Option(help="folder for <student_id>.json, grades.csv, feedback/ and history/")],
-    tokens: Annotated[Path, typer.Option(help="the students' tokens, as `autograder tokens` wrote them")],
+    tokens: Annotated[Optional[Path], typer.Option(help="the students' tokens, as `autograder tokens` wrote them "
+                                                        "(hand-ins on the service's page)")] = None,
+    exchange: Annotated[Optional[Path], typer.Option(help="nbgrader's Exchange.root: also take hand-ins from "
+                                                          "Jupyter's Assignments tab (docs/ta/exchange.md)")] = None,
+    course: Annotated[Optional[str], typer.Option(help="the course id in the exchange (CourseDirectory.course_id)")] = (
+        None),
     host: Annotated[str, typer.Option(help="address to listen on (a reverse proxy with TLS goes in front)")] = (
         "127.0.0.1"),
     port: Annotated[int, typer.Option(help="port to listen on (0: any free port)")] = 8000,
@@ -160,7 +166,7 @@ def serve(
     from .service.serve import ServeOptions, prepare_service, run
     try:
         prepared = prepare_service(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed,
-                                        executor, address))
+                                                executor, address, exchange, course))
     except ConfigError as error:
         _usage_error(error)
     try:

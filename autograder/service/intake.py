@@ -18,6 +18,8 @@ from pathlib import Path
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from .assignments import grade_ids
+
 FORM_OVERHEAD = 64 << 10    # bytes of boundaries and part headers allowed beyond the notebook
 UPLOAD_S = 300.0            # a 20 MB notebook over a slow link; then the upload is refused
 FIELD = b"notebook"
@@ -127,10 +129,10 @@ async def _stream(request, path: Path, boundary: bytes, limit: int) -> None:
         os.fsync(out.fileno())
 
 
-def check_notebook(path: Path) -> None:
+def check_notebook(path: Path) -> set[str]:
     """A file that is not a notebook is refused here (400), before it is queued: JSON text in
-    UTF-8 whose top level has a list of cells and an nbformat version. The grader reads it
-    again, fully, when it grades it."""
+    UTF-8 whose top level has a list of cells and an nbformat version. Returns its cells' grade
+    ids (``assignments``). The grader reads it again, fully, when it grades it."""
     try:
         with PARSING:
             notebook = json.loads(path.read_bytes().decode("utf-8"))
@@ -139,6 +141,7 @@ def check_notebook(path: Path) -> None:
     if not (isinstance(notebook, dict) and isinstance(notebook.get("cells"), list)
             and type(notebook.get("nbformat")) is int):
         raise Refusal(400, "not_notebook")
+    return grade_ids(notebook["cells"])
 
 
 class Uploads:
