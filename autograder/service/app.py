@@ -37,7 +37,7 @@ from .queue import Queue, Refused
 from .tokens import Tokens
 
 if TYPE_CHECKING:
-    from .exchange import Exchange
+    from .exchange.poll import Exchange
 
 UPLOADING_RETRY_S = 10  # a student's second upload while the first is still arriving
 GONE = 499              # logged for an upload cut off mid-body (client gone or closed as late): nginx's code

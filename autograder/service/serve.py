@@ -38,12 +38,12 @@ from . import log as logs
 from .app import Service, make_app
 from .assignments import Assignments
 from .deadlines import Deadlines
-from .exchange import Exchange
-from .exchange_outputs import ExchangeOutputs
-from .exchange_paths import ExchangePaths
+from .exchange.poll import Exchange
+from .exchange.outputs import ExchangeOutputs
+from .exchange.paths import ExchangePaths
 from .http import RequestsInTime
 from .intake import FORM_OVERHEAD, Uploads
-from .ledger import Ledger
+from .exchange.ledger import Ledger
 from .log import log
 from .loop import GradingLoop
 from .outputs import Outputs

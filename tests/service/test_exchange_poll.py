@@ -19,11 +19,11 @@ from autograder.service import handin
 from autograder.service.app import Service
 from autograder.service.assignments import Assignments
 from autograder.service.deadlines import Deadlines
-from autograder.service.exchange import Exchange
-from autograder.service.exchange_outputs import ExchangeOutputs
-from autograder.service.exchange_paths import ExchangePaths
+from autograder.service.exchange.poll import Exchange
+from autograder.service.exchange.outputs import ExchangeOutputs
+from autograder.service.exchange.paths import ExchangePaths
 from autograder.service.intake import Uploads
-from autograder.service.ledger import Ledger
+from autograder.service.exchange.ledger import Ledger
 from autograder.service.queue import Queue
 from autograder.outputs.store import OutputFolder
 from autograder.submissions.find import Submission

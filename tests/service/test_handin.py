@@ -19,7 +19,7 @@ from autograder.grading.task import RunSettings
 from autograder.grading.pipeline import Batch
 from autograder.service import handin
 from autograder.service.assignments import Assignments
-from autograder.service.handin import Name, Refused
+from autograder.service.exchange.handin import Name, Refused
 
 from .server import notebook
 

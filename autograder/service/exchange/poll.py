@@ -21,17 +21,17 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from ..results import text
+from ...results import text
 from . import handin
-from .deadlines import Deadlines, shown, shown_time
-from .exchange_paths import ExchangePaths, FeedbackFolder, refusal_page
+from ..deadlines import Deadlines, shown, shown_time
+from .paths import ExchangePaths, FeedbackFolder, refusal_page
 from .handin import HandIn, Name, Refused
 from .ledger import Entry, Ledger
-from .log import log, printable
-from .queue import Refused as AboveRate
+from ..log import log, printable
+from ..queue import Refused as AboveRate
 
 if TYPE_CHECKING:
-    from .app import Service
+    from ..app import Service
 
 POLL_S = 1.0          # how often inbound/ is listed
 CHECK_AGAIN_S = 60.0  # a folder still without its secret is looked at again at most this often, once a minute old

@@ -30,10 +30,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..submissions.ids import student_id
-from ..submissions.reading import NotJSON, TooLarge, read_kept
-from ..results import Text, text
-from .assignments import Assignments, grade_ids
+from ...submissions.ids import student_id
+from ...submissions.reading import NotJSON, TooLarge, read_kept
+from ...results import Text, text
+from ..assignments import Assignments, grade_ids
 
 SECRET = "submission_secret.txt"
 SECRET_TEXT = re.compile(r"[0-9a-f]{32,256}")  # nbgrader writes 128 hex digits

@@ -11,15 +11,15 @@ exchange where ``fetch_feedback`` finds it.
 import shutil
 from pathlib import Path
 
-from ..files import write_atomically
-from ..grading.task import RunSettings
-from ..submissions.ids import file_stem
-from ..results import Issue, SubmissionResult, text
-from ..outputs.store import OutputFolder
-from .deadlines import Deadlines
-from .exchange import late_notice
+from ...files import write_atomically
+from ...grading.task import RunSettings
+from ...submissions.ids import file_stem
+from ...results import Issue, SubmissionResult, text
+from ...outputs.store import OutputFolder
+from ..deadlines import Deadlines
+from .poll import late_notice
 from .ledger import Entry, Ledger
-from .outputs import Outputs
+from ..outputs import Outputs
 
 LATE = ".late"   # under DIR/.service/: where a late result is drawn before it is kept in history/
 

@@ -16,10 +16,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import texts
-from ..config import ConfigError
-from ..pages.markup import document, say
-from ..results import Text, text
+from ... import texts
+from ...config import ConfigError
+from ...pages.markup import document, say
+from ...results import Text, text
 
 FEEDBACK_MODE = 0o711
 PAGE_MODE = 0o644
