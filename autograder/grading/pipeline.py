@@ -9,10 +9,13 @@ used, the seed and the grader's version are all unchanged, so a batch killed hal
 and started again grades only what is missing.
 """
 import hashlib
+import io
 import os
+import re
 import resource
 import stat
 import time
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,21 +163,68 @@ def _task_cells(spec) -> set[str]:
     return {*spec.tasks, *(f"{task}_tests" for task in spec.tasks)}
 
 
-MAX_SOLUTION_CHARS = 64 * 1024  # per task: far above any real answer, a bound on what is kept
+MAX_SOLUTION_CHARS = 64 * 1024  # per task: a cell up to this size is kept as it is
+MAX_SOLUTION_TOKENS = 64 * 1024  # a longer one: this many tokens of its code (what the similarity compares)
+MAX_KEPT_CHARS = 256 * 1024      # and at most this many characters of them
+LONG_TOKEN = 64                  # a longer literal, name or number is kept shortened
+NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 
 
 def solution_cells(plan: CellPlan, tasks: list[str]) -> dict[str, str]:
     """Each task's solution cell as the student wrote it (magics removed), for the class
-    report's similarity; a notebook without nbgrader metadata has none by grade id. Over
-    ``MAX_SOLUTION_CHARS``, its comment-only and blank lines go before the cut (red team 4: a copy
-    hid behind 64 KiB of comments, which the similarity drops anyway)."""
+    report's similarity; a notebook without nbgrader metadata has none by grade id."""
     return {label: _kept_code(source) for label, source in plan.cells if label in tasks}
 
 
 def _kept_code(source: str) -> str:
-    if len(source) > MAX_SOLUTION_CHARS:
-        source = "\n".join(line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
-    return source[:MAX_SOLUTION_CHARS]
+    """A cell over ``MAX_SOLUTION_CHARS`` loses what the similarity does not compare before it is
+    cut, so the cut counts code (red teams 4 and 13: a copy hid behind 64 KiB of comments, then
+    behind a 70 KB string literal): comments and blank lines go, a long literal keeps its quotes
+    around an ellipsis, and the cut comes after ``MAX_SOLUTION_TOKENS`` tokens of code or
+    ``MAX_KEPT_CHARS`` characters. Reading stops there: the work is bounded by what is kept."""
+    if len(source) <= MAX_SOLUTION_CHARS:
+        return source
+    kept, stopped = _code_tokens(source)
+    if stopped is not None:  # not Python from there on (an unclosed bracket, an indentation error)
+        rest = source[stopped:stopped + MAX_KEPT_CHARS].split("\n")
+        kept += "\n" + "\n".join(line for line in rest if not line.lstrip().startswith("#"))
+    return "\n".join(line for line in kept[:MAX_KEPT_CHARS].split("\n") if line.strip())
+
+
+def _code_tokens(source: str) -> tuple[str, int | None]:
+    """The code of ``source`` up to the cut, comments dropped and long tokens shortened, and
+    where tokenising stopped when it could not go on (None: it reached the cut or the end)."""
+    starts, pieces, at, count = [0], [], 0, 0
+    lines = io.StringIO(source)
+
+    def readline() -> str:
+        line = lines.readline()
+        starts.append(starts[-1] + len(line))
+        return line
+    try:
+        for kind, text, (row, col), (end_row, end_col), _ in tokenize.generate_tokens(readline):
+            if kind == tokenize.NEWLINE and (count >= MAX_SOLUTION_TOKENS or at >= MAX_KEPT_CHARS):
+                return "".join(pieces) + source[at:starts[end_row]], None
+            count += kind not in NOT_CODE
+            if kind == tokenize.COMMENT or len(text) > LONG_TOKEN:
+                start, end = starts[row - 1] + col, starts[end_row - 1] + end_col
+                pieces += [source[at:start], _shortened(kind, text)]
+                at = end
+    except (tokenize.TokenError, SyntaxError):
+        return "".join(pieces), at
+    return "".join(pieces) + source[at:], None
+
+
+def _shortened(kind: int, text: str) -> str:
+    """A comment goes; a long string keeps its prefix and quotes; a long name or number its head."""
+    if kind == tokenize.COMMENT:
+        return ""
+    if kind == tokenize.STRING:
+        quoted = re.match(r"([A-Za-z]*)(\'\'\'|\"\"\"|\'|\")", text)
+        return f"{quoted[1]}{quoted[2]}...{quoted[2]}" if quoted else "..."
+    if tokenize.tok_name.get(kind) == "FSTRING_MIDDLE":   # Python 3.12: an f-string's text
+        return "..."
+    return text[:LONG_TOKEN]
 
 
 def _other_assignment(batch: Batch, notebook) -> str | None:
