@@ -106,6 +106,8 @@ def _unread(name: str, why: Exception) -> Issue:
         limit = f"{why.limit / 2**20:g}"
         if why.what == "read":
             return Issue(code="too_large", text=text("issue.too_large", name=name, limit=limit))
+        if why.what == "values":
+            return Issue(code="too_large", text=text("issue.too_many_values", name=name, limit=str(why.limit)))
         return Issue(code="too_large", text=text("issue.too_much_code", name=name, limit=limit))
     if not why.utf8:
         return Issue(code="unreadable", text=text("issue.not_utf8", name=name, position=why.reason))
