@@ -24,7 +24,7 @@ from .. import texts
 from ..pages.markup import POLICY as FEEDBACK_POLICY
 from ..results import text
 from . import intake
-from .intake import Refusal, Uploads
+from .intake import Refusal, Refusals, Uploads
 from .log import client_of, log, printable
 from .loop import GradingLoop
 from .outputs import Outputs
@@ -60,6 +60,7 @@ class Api:
         self.service = service
         self.page = students_page(service.assignment, service.notebook, service.per_hour, service.language)
         self.receiving: set[str] = set()  # students whose upload is under way: one at a time each
+        self.refusals = Refusals()        # uploads refused once read: a rate of their own
 
     def routes(self) -> list[Route]:
         return [Route("/", self.students_page), Route("/page.js", self.script),
@@ -93,18 +94,18 @@ class Api:
         student = self.student(request)
         if student is None:
             return self.refuse(401, "unauthorized", ta=text("term.ta"))
-        retry = self.service.queue.retry_after(student, self.service.per_hour, time.time())
-        if retry is not None:
-            return self._too_many(retry)
-        if student in self.receiving:
-            return self.refuse(429, "uploading", headers={"Retry-After": str(UPLOADING_RETRY_S)})
+        not_now = self._not_now(student)
+        if not_now is not None:
+            return not_now
         submission_id = secrets.token_hex(8)
         self.receiving.add(student)
         try:
             added = await self._receive(request, student, submission_id)
         except Refusal as refusal:
+            self.refusals.add(student, time.time())
             return self.refuse(refusal.status, refusal.reason, **refusal.params)
         except ClientDisconnect:  # nobody is left to answer: the request's one log line says so, no traceback
+            self.refusals.add(student, time.time())
             return Response(status_code=GONE)
         finally:
             self.receiving.discard(student)
@@ -117,13 +118,27 @@ class Api:
                  f" (replacing {', '.join(added.replaced)})" if added.replaced else "")
         return JSONResponse({"id": submission_id, "status": "queued"}, 202)
 
+    def _not_now(self, student: str) -> Response | None:
+        """429 when the student is above a rate (accepted submissions, refused uploads) or still
+        uploading, else None."""
+        retry = self.service.queue.retry_after(student, self.service.per_hour, time.time())
+        if retry is not None:
+            return self._too_many(retry)
+        if student in self.receiving:
+            return self.refuse(429, "uploading", headers={"Retry-After": str(UPLOADING_RETRY_S)})
+        retry = self.refusals.retry_after(student, time.time())
+        if retry is not None:
+            return self.refuse(429, "refused_rate", headers={"Retry-After": str(retry)},
+                               limit=self.refusals.per_hour, minutes=math.ceil(retry / 60))
+        return None
+
     async def _receive(self, request: Request, student: str, submission_id: str):
         """The upload on disk, checked and queued; nothing kept of it if it is refused."""
         uploads = self.service.uploads
         path = uploads.new(submission_id)
         try:
             await intake.receive(request, path, self.service.limit_bytes)
-            await run_in_threadpool(intake.check_notebook, path)
+            await run_in_threadpool(intake.check_notebook, path, self.service.limit_bytes)
             added = await run_in_threadpool(self.service.queue.add, submission_id, student,
                                             self.service.per_hour, time.time())
         except BaseException:
