@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import AssignmentConfig, ConfigError
-from ..files import clean_text, from_spreadsheet
+from ..files import clean_text
 from ..results import SubmissionResult
+from ..submissions.ids import given
 
 FILE = "manual_points.csv"
 HEADER = ("student_id", "task", "points")
@@ -161,8 +162,8 @@ def _row(row: list[str], tasks: Tasks) -> tuple[str, str, float] | str | None:
 
 
 def _student(cell: str) -> str:
-    """The id of a cell written as grades.csv writes it (the ``'`` it adds removed)."""
-    return from_spreadsheet(clean_text(cell))
+    """The id of a cell written as grades.csv writes it (the ``'`` it adds removed: ``ids.given``)."""
+    return given(cell)
 
 
 def _task_problem(task: str, tasks: Tasks) -> str:
