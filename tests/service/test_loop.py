@@ -86,7 +86,8 @@ def test_a_student_who_hands_in_again_and_again_keeps_only_the_latest_graded_upl
     uploads = Uploads(tmp_path / "uploads", settings.spec.notebook)
     folder = OutputFolder(tmp_path / "out", "attention_scoring", config.language)
     folder.check_usable()
-    loop = GradingLoop(batch, queue, InstantSlots(batch), uploads, Outputs(folder, settings))
+    outputs = Outputs(folder, settings)
+    loop = GradingLoop(batch, queue, InstantSlots(batch), uploads, outputs)
     loop.start()
 
     def hand_in(submission_id: str, student: str) -> None:
@@ -100,6 +101,7 @@ def test_a_student_who_hands_in_again_and_again_keeps_only_the_latest_graded_upl
     for n in range(1, 6):
         hand_in(f"m{n}", "mallory")
     loop.stop(1.0)
+    outputs.close(0)
     assert sorted(p.parent.name for p in (tmp_path / "uploads").glob("*/*")) == ["b1", "m5"]
     assert sorted(p.stem for p in (tmp_path / "out" / "history" / "mallory").glob("*.json")) == \
         ["m1", "m2", "m3", "m4", "m5"]
@@ -124,7 +126,8 @@ def test_the_services_grades_and_report_carry_the_written_answers_points(tmp_pat
     with (folder.path / "grades.csv").open() as handle:
         [row] = list(csv.DictReader(handle))
     assert row["student_id"] == "ivanov" and row[written] == "1.5"
-    outputs.report()
+    assert outputs.report()
+    outputs.close(0)
     assert "1.5" in (folder.path / "report.md").read_text(encoding="utf-8")
 
 
@@ -188,8 +191,8 @@ def test_a_pair_of_padded_cells_delays_no_one_and_no_stop(tmp_path):
 
 def test_a_report_drawing_past_its_deadline_is_cut_and_a_stop_does_not_wait_for_it(tmp_path, monkeypatch):
     """The class report is drawn in a child process with a deadline: one that hangs (here, a
-    child that sleeps) is cut there, and a stop cuts it at once and skips the last report
-    when no time is left. Nothing of it is left running."""
+    child that sleeps) is cut there, and a stop cuts it once the stop's time is spent and
+    skips the last report. Nothing of it is left running."""
     from autograder.grading.pipeline import empty_result
     from autograder.service import outputs as service_outputs
     from autograder.submissions.find import Submission
@@ -202,8 +205,11 @@ def test_a_report_drawing_past_its_deadline_is_cut_and_a_stop_does_not_wait_for_
     started = time.monotonic()
     assert outputs.report(within_s=1) is False
     assert time.monotonic() - started < 10
+    outputs.write("b1", empty_result(batch, Submission("bob", tmp_path / "bob.ipynb")))
     outputs.report_soon()
     time.sleep(2)   # the report thread's child is sleeping now
+    assert [command for command in snapshot(os.environ[RUN_MARKER], prefix=True).values()
+            if "time.sleep(600)" in command]
     started = time.monotonic()
     outputs.close(within_s=1)
     assert time.monotonic() - started < 5
