@@ -25,7 +25,7 @@ from ..pages.markup import POLICY as FEEDBACK_POLICY
 from ..results import text
 from . import intake
 from .intake import Refusal, Refusals, Uploads
-from .log import client_of, log, printable
+from .log import client_of, log, path_of, printable
 from .loop import GradingLoop
 from .outputs import Outputs
 from .page import HEADER_POLICY as PAGE_POLICY
@@ -190,7 +190,7 @@ class Api:
             error.status_code, "internal", headers=error.headers)
 
     async def crashed(self, request: Request, error: Exception) -> Response:
-        log.error("%s %s failed", request.method, printable(request.url.path), exc_info=error)
+        log.error("%s %s failed", request.method, path_of(request.url.path), exc_info=error)
         return self.refuse(500, "internal")
 
 
@@ -224,6 +224,6 @@ class LogAndHeaders:
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
-            log.info("%s %s %s %s %s %.3f s", client_of(scope), scope["method"], printable(scope["path"][:200]),
+            log.info("%s %s %s %s %s %.3f s", client_of(scope), scope["method"], path_of(scope["path"]),
                      status[0], printable(scope.get("student") or "-"), time.monotonic() - started)
 
