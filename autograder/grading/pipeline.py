@@ -8,8 +8,8 @@ A result is reused while the submission, the source notebook, the grader.yml tha
 used, the seed and the grader's version are all unchanged, so a batch killed half-way
 and started again grades only what is missing.
 """
+import array
 import hashlib
-import io
 import os
 import re
 import resource
@@ -181,40 +181,85 @@ def solution_cells(plan: CellPlan, tasks: list[str]) -> dict[str, str]:
 def _kept_code(source: str) -> str:
     """A cell over ``MAX_SOLUTION_CHARS`` loses what the similarity does not compare before it is
     cut, so the cut counts code (red teams 4 and 13: a copy hid behind 64 KiB of comments, then
-    behind a 70 KB string literal): comments and blank lines go, a long literal keeps its quotes
+    behind a 70 KB string literal): blank and comment lines go, a long literal keeps its quotes
     around an ellipsis, and the cut comes after ``MAX_SOLUTION_TOKENS`` tokens of code or
     ``MAX_KEPT_CHARS`` characters. Reading stops there: the work is bounded by what is kept."""
     if len(source) <= MAX_SOLUTION_CHARS:
         return source
-    kept, stopped = _code_tokens(source)
-    if stopped is not None:  # not Python from there on (an unclosed bracket, an indentation error)
-        rest = source[stopped:stopped + MAX_KEPT_CHARS].split("\n")
-        kept += "\n" + "\n".join(line for line in rest if not line.lstrip().startswith("#"))
-    return "\n".join(line for line in kept[:MAX_KEPT_CHARS].split("\n") if line.strip())
+    lines = _CodeLines(source)
+    kept = _code_tokens(lines)
+    if kept is None:   # not Python from some line on (an unclosed bracket, an indentation error)
+        lines, kept, size = _CodeLines(source), [], 0
+        while size < MAX_KEPT_CHARS and (line := lines.readline()):
+            kept.append(line)
+            size += len(line)
+    return "".join(kept)[:MAX_KEPT_CHARS].rstrip("\n")
 
 
-def _code_tokens(source: str) -> tuple[str, int | None]:
-    """The code of ``source`` up to the cut, comments dropped and long tokens shortened, and
-    where tokenising stopped when it could not go on (None: it reached the cut or the end)."""
-    starts, pieces, at, count = [0], [], 0, 0
-    lines = io.StringIO(source)
+class _CodeLines:
+    """``readline`` for the tokeniser: the lines of ``source`` that are neither blank nor only a
+    comment, each remembered by where it lies in ``source`` (two numbers a line, not a copy)."""
 
-    def readline() -> str:
-        line = lines.readline()
-        starts.append(starts[-1] + len(line))
-        return line
+    def __init__(self, source: str):
+        self.source, self.at = source, 0
+        self.starts, self.ends = array.array("q"), array.array("q")
+        self.first = 1   # the row of ``starts[0]``
+
+    def readline(self) -> str:
+        while self.at < len(self.source):
+            start = self.at
+            end = self.source.find("\n", start)
+            self.at = end = len(self.source) if end < 0 else end + 1
+            line = self.source[start:end]
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                self.starts.append(start)
+                self.ends.append(end)
+                return line if line.endswith("\n") else line + "\n"
+        return ""
+
+    def where(self, row: int, col: int) -> int:
+        return self.starts[row - self.first] + col
+
+    def taken(self, last: int, edits: list[tuple[int, int, str]]) -> str:
+        """The lines up to row ``last``, each edit (start, end, replacement) made; forgotten then."""
+        pieces, edit, count = [], 0, last - self.first + 1
+        for start, end in zip(self.starts[:count], self.ends[:count]):
+            at = start
+            while edit < len(edits) and edits[edit][0] < end:
+                begin, finish, replacement = edits[edit]
+                if begin >= at:
+                    pieces += [self.source[at:begin], replacement]
+                at = max(at, finish)
+                if finish > end:
+                    break   # it runs on into the next line
+                edit += 1
+            if at < end:
+                pieces.append(self.source[at:end])
+        del self.starts[:count], self.ends[:count]
+        self.first = last + 1
+        return "".join(pieces)
+
+
+def _code_tokens(lines: _CodeLines) -> list[str] | None:
+    """The lines up to the cut, each logical line once tokenised, with its comment dropped and
+    its long tokens shortened (None: it could not be tokenised)."""
+    kept, edits, size, count = [], [], 0, 0
     try:
-        for kind, text, (row, col), (end_row, end_col), _ in tokenize.generate_tokens(readline):
-            if kind == tokenize.NEWLINE and (count >= MAX_SOLUTION_TOKENS or at >= MAX_KEPT_CHARS):
-                return "".join(pieces) + source[at:starts[end_row]], None
+        for kind, text, (row, col), (end_row, end_col), _ in tokenize.generate_tokens(lines.readline):
             count += kind not in NOT_CODE
             if kind == tokenize.COMMENT or len(text) > LONG_TOKEN:
-                start, end = starts[row - 1] + col, starts[end_row - 1] + end_col
-                pieces += [source[at:start], _shortened(kind, text)]
-                at = end
+                edits.append((lines.where(row, col), lines.where(end_row, end_col), _shortened(kind, text)))
+            if kind in (tokenize.NEWLINE, tokenize.NL) and end_row >= lines.first:
+                kept.append(lines.taken(end_row, edits))
+                size, edits = size + len(kept[-1]), []
+                if count >= MAX_SOLUTION_TOKENS or size >= MAX_KEPT_CHARS:
+                    break
     except (tokenize.TokenError, SyntaxError):
-        return "".join(pieces), at
-    return "".join(pieces) + source[at:], None
+        return None
+    if len(lines.starts):
+        kept.append(lines.taken(lines.first + len(lines.starts) - 1, edits))
+    return kept
 
 
 def _shortened(kind: int, text: str) -> str:
