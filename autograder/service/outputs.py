@@ -145,6 +145,7 @@ class ReportDrawer:
     def due(self) -> None:
         with self._changed:
             self._due = True
+            self._changed.notify()
 
     def soon(self) -> None:
         with self._changed:
