@@ -74,6 +74,7 @@ class GradeRun:
     totals: list[Total] = field(default_factory=list)   # this run's results with their written answers
     answers: Path | None = None                 # DIR/answers.html, where no gradebook holds the written answers
     blank_points: Path | None = None            # DIR/manual_points.csv, when this run wrote it for the TA
+    held: int | None = None                     # the service's lock of DIR, held for the run (once served)
 
     def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None,
                 on_progress: Progress | None = None) -> int:
@@ -290,6 +291,7 @@ def _prepared(options: Options, course: Course, config_bytes: bytes, config, exe
         nbgrader.check(options.assignment, settings.spec.notebook,
                        {task: settings.spec.points(task) for task in settings.autograded})
     folder = OutputFolder(options.output, options.assignment, config.language)
+    held = folder.hold_unless_served()
     folder.check_usable()
     manual = read_manual_points(folder.path, Tasks.of(options.assignment, settings.spec))
     if nbgrader is not None:
@@ -297,7 +299,7 @@ def _prepared(options: Options, course: Course, config_bytes: bytes, config, exe
     batch = Batch(settings, config, config_bytes, course, options.force, results=folder.path)
     forget_other_versions(folder.path, batch.version)
     return GradeRun(batch, folder, found.submissions, jobs, nbgrader, selected, found.not_graded,
-                    executor=executor, manual=manual)
+                    executor=executor, manual=manual, held=held)
 
 
 def signal_name(status: int) -> str:

@@ -13,8 +13,8 @@ from rich.table import Table
 
 from .config import ConfigError
 from .console import escaped
-from .files import from_spreadsheet
-from .submissions.ids import file_stem
+from .files import spreadsheet_safe
+from .submissions.ids import file_stem, given
 from .outputs.manual_points import Tasks
 from .outputs.store import OutputFolder
 from .outputs.totals import Entered, Total, entered_in, total_line, total_of
@@ -24,7 +24,7 @@ from .texts import render
 def show_result(student_id: str, folder: Path, console: Console) -> None:
     """Print ``student_id``'s result in ``folder``; ``ConfigError`` when there is none."""
     store = OutputFolder.existing(folder)
-    result = store.load(student_id) or store.load(from_spreadsheet(student_id))  # as typed, or as grades.csv has it
+    result = store.load(given(student_id))   # as grades.csv writes it, as every reader of an id reads it
     if result is None:
         raise ConfigError(_unknown(student_id, folder, store))
     total = total_of(result, _entered(store, result))
@@ -80,10 +80,12 @@ def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:
 
 
 def _typed(student_id: str) -> str:
-    """The id as typed on the command line: one that starts with ``-`` after ``--``."""
-    if student_id.startswith("-"):
-        return f"{student_id!r} (type it last, after --: autograder show --output DIR -- {student_id})"
-    return repr(student_id)
+    """The id as it is typed on the command line: as grades.csv writes it, and one that starts
+    with ``-`` after ``--``."""
+    written = spreadsheet_safe(student_id)
+    if written.startswith("-"):
+        return f"{written!r} (type it last, after --: autograder show --output DIR -- {written})"
+    return repr(written)
 
 
 def _entered(store: OutputFolder, result) -> Entered:

@@ -8,11 +8,14 @@ A result is reused while the submission, the source notebook, the grader.yml tha
 used, the seed and the grader's version are all unchanged, so a batch killed half-way
 and started again grades only what is missing.
 """
+import array
 import hashlib
 import os
+import re
 import resource
 import stat
 import time
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +107,8 @@ def _unread(name: str, why: Exception) -> Issue:
         limit = f"{why.limit / 2**20:g}"
         if why.what == "read":
             return Issue(code="too_large", text=text("issue.too_large", name=name, limit=limit))
+        if why.what == "values":
+            return Issue(code="too_large", text=text("issue.too_many_values", name=name, limit=str(why.limit)))
         return Issue(code="too_large", text=text("issue.too_much_code", name=name, limit=limit))
     if not why.utf8:
         return Issue(code="unreadable", text=text("issue.not_utf8", name=name, position=why.reason))
@@ -162,21 +167,113 @@ def _task_cells(spec) -> set[str]:
     return {*spec.tasks, *(f"{task}_tests" for task in spec.tasks)}
 
 
-MAX_SOLUTION_CHARS = 64 * 1024  # per task: far above any real answer, a bound on what is kept
+MAX_SOLUTION_CHARS = 64 * 1024  # per task: a cell up to this size is kept as it is
+MAX_SOLUTION_TOKENS = 64 * 1024  # a longer one: this many tokens of its code (what the similarity compares)
+MAX_KEPT_CHARS = 256 * 1024      # and at most this many characters of them
+LONG_TOKEN = 64                  # a longer literal, name or number is kept shortened
+NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 
 
 def solution_cells(plan: CellPlan, tasks: list[str]) -> dict[str, str]:
     """Each task's solution cell as the student wrote it (magics removed), for the class
-    report's similarity; a notebook without nbgrader metadata has none by grade id. Over
-    ``MAX_SOLUTION_CHARS``, its comment-only and blank lines go before the cut (red team 4: a copy
-    hid behind 64 KiB of comments, which the similarity drops anyway)."""
+    report's similarity; a notebook without nbgrader metadata has none by grade id."""
     return {label: _kept_code(source) for label, source in plan.cells if label in tasks}
 
 
 def _kept_code(source: str) -> str:
-    if len(source) > MAX_SOLUTION_CHARS:
-        source = "\n".join(line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
-    return source[:MAX_SOLUTION_CHARS]
+    """A cell over ``MAX_SOLUTION_CHARS`` loses what the similarity does not compare before it is
+    cut, so the cut counts code (red teams 4 and 13: a copy hid behind 64 KiB of comments, then
+    behind a 70 KB string literal): blank and comment lines go, a long literal keeps its quotes
+    around an ellipsis, and the cut comes after ``MAX_SOLUTION_TOKENS`` tokens of code or
+    ``MAX_KEPT_CHARS`` characters. Reading stops there: the work is bounded by what is kept."""
+    if len(source) <= MAX_SOLUTION_CHARS:
+        return source
+    lines = _CodeLines(source)
+    kept = _code_tokens(lines)
+    if kept is None:   # not Python from some line on (an unclosed bracket, an indentation error)
+        lines, kept, size = _CodeLines(source), [], 0
+        while size < MAX_KEPT_CHARS and (line := lines.readline()):
+            kept.append(line)
+            size += len(line)
+    return "".join(kept)[:MAX_KEPT_CHARS].rstrip("\n")
+
+
+class _CodeLines:
+    """``readline`` for the tokeniser: the lines of ``source`` that are neither blank nor only a
+    comment, each remembered by where it lies in ``source`` (two numbers a line, not a copy)."""
+
+    def __init__(self, source: str):
+        self.source, self.at = source, 0
+        self.starts, self.ends = array.array("q"), array.array("q")
+        self.first = 1   # the row of ``starts[0]``
+
+    def readline(self) -> str:
+        while self.at < len(self.source):
+            start = self.at
+            end = self.source.find("\n", start)
+            self.at = end = len(self.source) if end < 0 else end + 1
+            line = self.source[start:end]
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                self.starts.append(start)
+                self.ends.append(end)
+                return line if line.endswith("\n") else line + "\n"
+        return ""
+
+    def where(self, row: int, col: int) -> int:
+        return self.starts[row - self.first] + col
+
+    def taken(self, last: int, edits: list[tuple[int, int, str]]) -> str:
+        """The lines up to row ``last``, each edit (start, end, replacement) made; forgotten then."""
+        pieces, edit, count = [], 0, last - self.first + 1
+        for start, end in zip(self.starts[:count], self.ends[:count]):
+            at = start
+            while edit < len(edits) and edits[edit][0] < end:
+                begin, finish, replacement = edits[edit]
+                if begin >= at:
+                    pieces += [self.source[at:begin], replacement]
+                at = max(at, finish)
+                if finish > end:
+                    break   # it runs on into the next line
+                edit += 1
+            if at < end:
+                pieces.append(self.source[at:end])
+        del self.starts[:count], self.ends[:count]
+        self.first = last + 1
+        return "".join(pieces)
+
+
+def _code_tokens(lines: _CodeLines) -> list[str] | None:
+    """The lines up to the cut, each logical line once tokenised, with its comment dropped and
+    its long tokens shortened (None: it could not be tokenised)."""
+    kept, edits, size, count = [], [], 0, 0
+    try:
+        for kind, text, (row, col), (end_row, end_col), _ in tokenize.generate_tokens(lines.readline):
+            count += kind not in NOT_CODE
+            if kind == tokenize.COMMENT or len(text) > LONG_TOKEN:
+                edits.append((lines.where(row, col), lines.where(end_row, end_col), _shortened(kind, text)))
+            if kind in (tokenize.NEWLINE, tokenize.NL) and end_row >= lines.first:
+                kept.append(lines.taken(end_row, edits))
+                size, edits = size + len(kept[-1]), []
+                if count >= MAX_SOLUTION_TOKENS or size >= MAX_KEPT_CHARS:
+                    break
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if len(lines.starts):
+        kept.append(lines.taken(lines.first + len(lines.starts) - 1, edits))
+    return kept
+
+
+def _shortened(kind: int, text: str) -> str:
+    """A comment goes; a long string keeps its prefix and quotes; a long name or number its head."""
+    if kind == tokenize.COMMENT:
+        return ""
+    if kind == tokenize.STRING:
+        quoted = re.match(r"([A-Za-z]*)(\'\'\'|\"\"\"|\'|\")", text)
+        return f"{quoted[1]}{quoted[2]}...{quoted[2]}" if quoted else "..."
+    if tokenize.tok_name.get(kind) == "FSTRING_MIDDLE":   # Python 3.12: an f-string's text
+        return "..."
+    return text[:LONG_TOKEN]
 
 
 def written_answers(notebook, tasks: frozenset[str]) -> dict[str, WrittenAnswer]:

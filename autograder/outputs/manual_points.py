@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import AssignmentConfig, ConfigError
-from ..files import clean_text, csv_text, from_spreadsheet, write_new
+from ..files import clean_text, csv_text, write_new
 from ..results import SubmissionResult
+from ..submissions.ids import given
 
 FILE = "manual_points.csv"
 HEADER = ("student_id", "task", "points")
@@ -181,8 +182,8 @@ def _cells_problem(row: list[str]) -> str:
 
 
 def _student(cell: str) -> str:
-    """The id of a cell written as grades.csv writes it (the ``'`` it adds removed)."""
-    return from_spreadsheet(clean_text(cell))
+    """The id of a cell written as grades.csv writes it (the ``'`` it adds removed: ``ids.given``)."""
+    return given(cell)
 
 
 def _task_problem(task: str, tasks: Tasks) -> str:

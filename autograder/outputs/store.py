@@ -15,7 +15,9 @@ stays inside the JSON and in grades.csv. No text cell of grades.csv starts a
 spreadsheet formula.
 """
 import contextlib
+import fcntl
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -34,6 +36,7 @@ from ..pages import write_student_page
 from ..results import SubmissionResult
 
 MARKER = ".autograder-assignment"
+SERVICE_LOCK = Path(".service") / "lock"   # held by `autograder serve` while it serves the folder
 
 
 class OutputFolder:
@@ -71,6 +74,25 @@ class OutputFolder:
                               f"use another folder for {self.assignment!r}")
         marker.write_text(self.assignment + "\n", encoding="utf-8")
         self._remove_leftovers()
+
+    def hold_unless_served(self) -> int | None:
+        """Refuse a folder that a running ``autograder serve`` holds (``.service/lock``): its next
+        result rewrites grades.csv from the results it holds in memory, and this run's students
+        would leave it for good (red team 13). A folder a service served once is held for this
+        run (the returned descriptor, kept open), so that none starts on it meanwhile."""
+        lock = self.path / SERVICE_LOCK
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            return None   # never served
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ConfigError(f"--output {self.path}: `autograder serve` is serving from this folder, and its next "
+                              f"result would write grades.csv without this run's students; stop the service "
+                              f"first, or give another --output") from None
+        return fd
 
     def _remove_leftovers(self) -> None:
         for folder in (self.path, self.path / "feedback", self.path / "timing", self.path / solutions.FOLDER,

@@ -27,8 +27,8 @@ from ..results import text
 from . import intake
 from .assignments import Assignments
 from .deadlines import Deadlines, shown
-from .intake import Refusal, Uploads
-from .log import client_of, log, printable
+from .intake import Refusal, Refusals, Uploads
+from .log import client_of, log, path_of, printable
 from .loop import GradingLoop
 from .outputs import Outputs
 from .page import HEADER_POLICY as PAGE_POLICY
@@ -70,6 +70,7 @@ class Api:
         self.page = students_page(service.assignment, service.notebook, service.per_hour, service.language,
                                   service.deadlines.default)
         self.receiving: set[str] = set()  # students whose upload is under way: one at a time each
+        self.refusals = Refusals()        # uploads refused once read: a rate of their own
 
     def routes(self) -> list[Route]:
         if self.service.tokens is None:
@@ -109,16 +110,18 @@ class Api:
         student = self.student(request)
         if student is None:
             return self.refuse(401, "unauthorized", ta=text("term.ta"))
-        refused = self._not_now(student)
-        if refused is not None:
-            return refused
+        not_now = self._not_now(student)
+        if not_now is not None:
+            return not_now
         submission_id = secrets.token_hex(8)
         self.receiving.add(student)
         try:
             added = await self._receive(request, student, submission_id)
         except Refusal as refusal:
+            self.refusals.add(student, time.time())
             return self.refuse(refusal.status, refusal.reason, **refusal.params)
         except ClientDisconnect:  # nobody is left to answer: the request's one log line says so, no traceback
+            self.refusals.add(student, time.time())
             return Response(status_code=GONE)
         finally:
             self.receiving.discard(student)
@@ -131,8 +134,10 @@ class Api:
                  f" (replacing {', '.join(added.replaced)})" if added.replaced else "")
         return JSONResponse({"id": submission_id, "status": "queued"}, 202)
 
-    def _not_now(self, student: str) -> JSONResponse | None:
-        """The refusal of an upload that may not be taken now (its body is not read), or None."""
+    def _not_now(self, student: str) -> Response | None:
+        """The refusal of an upload that may not be taken now (its body is not read), or None: 403
+        after the student's deadline; 429 above a rate (accepted submissions, refused uploads) or
+        while still uploading."""
         deadline = self.service.deadlines.passed(student, time.time())
         if deadline is not None:
             return self.refuse(403, "deadline_passed", body={"deadline": deadline.isoformat()},
@@ -142,6 +147,10 @@ class Api:
             return self._too_many(retry)
         if student in self.receiving:
             return self.refuse(429, "uploading", headers={"Retry-After": str(UPLOADING_RETRY_S)})
+        retry = self.refusals.retry_after(student, time.time())
+        if retry is not None:
+            return self.refuse(429, "refused_rate", headers={"Retry-After": str(retry)},
+                               limit=self.refusals.per_hour, minutes=math.ceil(retry / 60))
         return None
 
     async def _receive(self, request: Request, student: str, submission_id: str):
@@ -150,7 +159,8 @@ class Api:
         path = uploads.new(submission_id)
         try:
             await intake.receive(request, path, self.service.limit_bytes)
-            other = self.service.assignments.other_of(await run_in_threadpool(intake.check_notebook, path))
+            found = await run_in_threadpool(intake.check_notebook, path, self.service.limit_bytes)
+            other = self.service.assignments.other_of(found)
             if other is not None:
                 raise Refusal(400, "wrong_assignment", other=other, assignment=self.service.assignment)
             added = await run_in_threadpool(self.service.queue.add, submission_id, student,
@@ -204,7 +214,7 @@ class Api:
             error.status_code, "internal", headers=error.headers)
 
     async def crashed(self, request: Request, error: Exception) -> Response:
-        log.error("%s %s failed", request.method, printable(request.url.path), exc_info=error)
+        log.error("%s %s failed", request.method, path_of(request.url.path), exc_info=error)
         return self.refuse(500, "internal")
 
 
@@ -238,6 +248,6 @@ class LogAndHeaders:
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
-            log.info("%s %s %s %s %s %.3f s", client_of(scope), scope["method"], printable(scope["path"][:200]),
+            log.info("%s %s %s %s %s %.3f s", client_of(scope), scope["method"], path_of(scope["path"]),
                      status[0], printable(scope.get("student") or "-"), time.monotonic() - started)
 

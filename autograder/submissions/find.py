@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ConfigError
-from ..files import from_spreadsheet
 from .folder_tree import (ARCHIVE, DEEP, HIDDEN, LINKED, MAX_DEPTH, SUFFIX, is_archive, is_notebook, listing,
                           regular, scan, unreadable)
-from .ids import student_id
+from .ids import given, student_id
 from ..results import Issue, Text, text
 
 NBGRADER_FOLDERS = frozenset({"submitted", "source", "release", "autograded", "feedback"})
@@ -70,10 +69,10 @@ def find_submissions(paths: list[Path], assignment: str, notebook: str, released
 
 
 def select(submissions: list[Submission], students: list[str], paths: list[Path]) -> list[Submission]:
-    """The submissions of ``students`` (``--student``), each as typed or as grades.csv writes it
-    (``'-dash`` for ``-dash``); an id with none is a usage error."""
+    """The submissions of ``students`` (``--student``), each read as grades.csv writes it
+    (``ids.given``: ``'-dash`` is ``-dash``); an id with none is a usage error."""
     ids = {s.student_id for s in submissions}
-    students = [s if s in ids else from_spreadsheet(s) for s in students]
+    students = [given(s) for s in students]
     unknown = [s for s in students if s not in ids]
     if unknown:
         raise ConfigError(f"--student {', '.join(unknown)}: no submission of "
