@@ -74,7 +74,7 @@ def release(course: Course = COURSE, into: Path | None = None) -> list[Path]:
 
 def student_readme(course: Course) -> str:
     """``student_readme.md``, saying how this course hands in (grader.yml's ``service``)."""
-    from .config import load_config
+    from ..config import load_config
     from ..service.handing_in import filled
     return filled(STUDENT_README.read_text(encoding="utf-8"), load_config(course=course).service,
                   list(HELPER_MODULES))

@@ -262,8 +262,10 @@ class _Kept:
         if cell_prefix not in self.cells or not self.cells[cell_prefix]:
             return
         cell = self.cells[cell_prefix][-1]
-        if key in ("source", "input") and cell.get("cell_type", "code") != "code" and not self._may_answer(cell):
-            self.building = _Value(self, cell, key, kept=False)   # the text of a cell that is not code
+        if key in ("source", "input") and cell.get("cell_type", "code") != "code":
+            # the text of a cell that is not code: read and dropped, but a written answer's
+            self.building = _Value(self, cell, key, join=True, cap=MAX_ANSWER_CHARS) if self._may_answer(cell) \
+                else _Value(self, cell, key, kept=False)
         else:
             self.building = _Value(self, cell, key, join=key in ("source", "input"))
         self._feed(event, value)
@@ -289,12 +291,11 @@ class _Kept:
         gid = _grade_id(cell)
         if gid in self.answers and gid not in self.answered:
             self.answered.add(gid)  # the first cell of a grade id is the one graded (as assemble has it)
-            cell["source"] = text[:MAX_ANSWER_CHARS]
+            cell["source"] = text[:MAX_ANSWER_CHARS]   # cut as it was read
             self.size += len(cell["source"])
-            if len(text) > MAX_ANSWER_CHARS:
-                cell[ANSWER_LENGTH] = len(text)
         else:
             cell["source"] = ""
+            cell.pop(ANSWER_LENGTH, None)
 
     def _feed(self, event: str, value) -> None:
         if self.building.event(event, value):
@@ -314,13 +315,21 @@ class _Kept:
 class _Value:
     """One kept value of a cell, built from its events and counted as it grows: a source given as
     a list is joined (its strings; nbformat and ``assemble`` ignore the rest), anything else is
-    built as it is. With ``kept`` False the value is read and dropped (a markdown cell's text)."""
+    built as it is. With ``kept`` False the value is read and dropped (a markdown cell's text);
+    with ``cap``, a text keeps (and counts) its first ``cap`` characters only, its whole length
+    noted as ``ANSWER_LENGTH`` where it was cut (a written answer)."""
 
-    def __init__(self, kept_notebook: _Kept, cell: dict, key: str, join: bool = False, kept: bool = True):
+    def __init__(self, kept_notebook: _Kept, cell: dict, key: str, join: bool = False, kept: bool = True,
+                 cap: int | None = None):
         self.notebook, self.cell, self.key, self.join, self.kept = kept_notebook, cell, key, join, kept
-        self.depth = 0
+        self.depth, self.cap, self.total = 0, cap, 0
         self.builder = ijson.ObjectBuilder()
         self.lines: io.StringIO | None = None
+
+    def _capped(self, value: str, written: int) -> str:
+        """What of a string is kept: all of it, or what is left of ``cap``."""
+        self.total += len(value)
+        return value if self.cap is None else value[:max(0, self.cap - written)]
 
     def event(self, event: str, value) -> bool:
         """Takes one event; True once the value is complete (and stored in its cell)."""
@@ -332,16 +341,24 @@ class _Value:
             self.lines = io.StringIO()
         elif self.lines is not None:
             if self.depth == 1 and event == "string":
+                value = self._capped(value, self.lines.tell())
                 self.notebook.count(0, len(value))
                 self.lines.write(value)
         else:
+            if isinstance(value, str) and self.cap is not None:
+                value = self._capped(value, 0)
             self.notebook.count(event not in CLOSING, len(value) if isinstance(value, str) else 0)
             self.builder.event(event, value)
         if self.depth:
             return False
         if self.kept:
-            self.cell[self.key] = self.lines.getvalue() if self.lines is not None else self.builder.value
+            self._store()
         return True
+
+    def _store(self) -> None:
+        self.cell[self.key] = self.lines.getvalue() if self.lines is not None else self.builder.value
+        if self.cap is not None and self.total > self.cap:
+            self.cell[ANSWER_LENGTH] = self.total
 
 
 def _cell(kept: dict) -> dict:

@@ -15,7 +15,7 @@ import pytest
 from autograder.config import load_config
 from autograder.grading.task import RunSettings
 from autograder.grading.pipeline import Batch, empty_result
-from autograder.service import handin
+from autograder.service.exchange import handin
 from autograder.service.app import Service
 from autograder.service.assignments import Assignments
 from autograder.service.deadlines import Deadlines
@@ -86,7 +86,7 @@ class World:
         """What the grading loop does with the next queued submission: its result, written."""
         row = self.queue.take(time.time())
         result = empty_result(self.batch, Submission(row.student_id, self.uploads.path(row.id)))
-        result.score = score
+        result.tasks[0].score = result.score = score   # the task's points too: grades.csv adds them up
         self.outputs.write(row.id, result)
         self.queue.finish(row.id, time.time())
         return row.id

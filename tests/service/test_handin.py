@@ -3,6 +3,7 @@ it hostile: links, a FIFO, a device that never ends, a huge or growing file, tho
 folders, a secret that is not one, a folder named for another student. Each is refused with
 one line naming what is wrong (or read within its bounds), and nothing is read through a link.
 The cost test: the same content at 1x, 10x and 100x costs time and memory in proportion."""
+import contextlib
 import json
 import os
 import secrets
@@ -17,7 +18,7 @@ import pytest
 from autograder.config import load_config
 from autograder.grading.task import RunSettings
 from autograder.grading.pipeline import Batch
-from autograder.service import handin
+from autograder.service.exchange import handin
 from autograder.service.assignments import Assignments
 from autograder.service.exchange.handin import Name, Refused
 
@@ -235,7 +236,8 @@ def cost(tmp_path: Path, scale: int, assignments: Assignments) -> tuple[float, i
     tracemalloc.start()
     started = time.perf_counter()
     got = read(inbound, name, tmp_path / f"copy{scale}.ipynb", limit=64 << 20)
-    handin.check_copy(tmp_path / f"copy{scale}.ipynb", 64 << 20, assignments, got)
+    with contextlib.suppress(Refused):   # 30,000 cells hold more values than a notebook may: refused, bounded
+        handin.check_copy(tmp_path / f"copy{scale}.ipynb", 64 << 20, assignments, got)
     seconds = time.perf_counter() - started
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()

@@ -22,7 +22,6 @@ ctime, which nobody can set back), never ``timestamp.txt`` or the folder's name.
 import contextlib
 import errno
 import hashlib
-import json
 import os
 import pwd
 import re
@@ -31,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...submissions.ids import student_id
-from ...submissions.reading import NotJSON, TooLarge, read_kept
 from ...results import Text, text
-from ..assignments import Assignments, grade_ids
+from ...texts import render
+from ..assignments import Assignments
+from ..intake import Refusal, check_notebook
 
 SECRET = "submission_secret.txt"
 SECRET_TEXT = re.compile(r"[0-9a-f]{32,256}")  # nbgrader writes 128 hex digits
@@ -254,18 +254,15 @@ def check_copy(path: Path, limit: int, assignments: Assignments, told: HandIn) -
 
 
 def _refusal(path: Path, limit: int, assignments: Assignments) -> tuple[str, Text] | None:
+    """Why the copy is no notebook of this assignment, as an upload is checked (``intake``):
+    in English for the log, and as the student's text; None when it is one."""
     try:
-        with path.open("rb") as handle:
-            kept = json.loads(read_kept(handle, limit))
-    except NotJSON as error:
-        return f"is not JSON text in UTF-8 ({error.reason})", text("service.error.not_json")
-    except TooLarge:
-        return f"holds more than {limit >> 20} MB of code", text("exchange.reason.too_large", name=path.name,
-                                                                   limit=limit >> 20)
-    cells = kept.get("cells") or [c for sheet in kept.get("worksheets", []) for c in sheet.get("cells", [])]
-    if type(kept.get("nbformat")) is not int:
-        return "is JSON but not a Jupyter notebook", text("service.error.not_notebook")
-    other = assignments.other_of(grade_ids(cells))
+        found = check_notebook(path, limit)
+    except Refusal as refusal:
+        said = text("exchange.reason.too_large", name=path.name, limit=limit >> 20) \
+            if refusal.reason == "too_large" else text(f"service.error.{refusal.reason}", **refusal.params)
+        return render(said, "en"), said
+    other = assignments.other_of(found)
     if other is not None:
         return f"is the {other} notebook", text("service.error.wrong_assignment", other=other,
                                                  assignment=assignments.name)
