@@ -147,8 +147,9 @@ def serve(
     output: Annotated[Path, typer.Option(help="folder for <student_id>.json, grades.csv, feedback/ and history/")],
     tokens: Annotated[Optional[Path], typer.Option(help="the students' tokens, as `autograder tokens` wrote them "
                                                         "(hand-ins on the service's page)")] = None,
-    exchange: Annotated[Optional[Path], typer.Option(help="nbgrader's Exchange.root: also take hand-ins from "
-                                                          "Jupyter's Assignments tab (docs/ta/exchange.md)")] = None,
+    exchange: Annotated[Optional[Path], typer.Option(
+        help="nbgrader's Exchange.root: also take hand-ins from Jupyter's Assignments tab "
+             "(docs: Handing in from Jupyter)")] = None,
     course: Annotated[Optional[str], typer.Option(help="the course id in the exchange (CourseDirectory.course_id)")] = (
         None),
     host: Annotated[str, typer.Option(help="address to listen on (a reverse proxy with TLS goes in front)")] = (
