@@ -1,4 +1,11 @@
-# Two commands for a fresh machine: `make test` and `make demo`.
+# Two commands for a fresh machine: `make test` and `make demo` (docs: Quick start).
+# Needs Linux, Python 3.11 or newer and bubblewrap: checked first (scripts/check_requirements.sh).
+PYTHON ?= python3
+# PyTorch's wheel index: its CPU build unless told otherwise (pip's own index has the multi-GB
+# CUDA build on Linux). A CUDA build: make TORCH_INDEX=https://download.pytorch.org/whl/cu128
+# (docs: Grading on a GPU); TORCH_INDEX= (empty) for pip's own index.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH  := torch==2.13.0
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -7,14 +14,18 @@ STAMP  := $(VENV)/.installed
 RUNS   := $(VENV)/share/attention-autograder/reference-runs
 GRADER := $(shell find autograder reference -name '*.py') grader.yml
 
-.PHONY: test demo release bench sandbox-deps browser-deps clean wheels gpu-check
+.PHONY: test demo docs release bench requirements sandbox-deps browser-deps clean wheels gpu-check
 
-$(STAMP): pyproject.toml
-	python3 -m venv $(VENV)
+$(STAMP): pyproject.toml | requirements
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test]'
+	bash scripts/install_torch.sh $(PY) $(TORCH) $(TORCH_INDEX)
+	$(PY) -m pip install -q -e '.[test,docs]'
 	touch $(STAMP)
+
+# Linux, Python >= 3.11, bubblewrap or a way to install it: every missing one named, before any work.
+requirements:
+	@bash scripts/check_requirements.sh $(if $(wildcard $(PY)),$(PY),$(PYTHON))
 
 # Grades the bundled correct notebooks once, keeping only their recorded runs: a TA's first
 # correct notebook then replays them instead of paying hypothesis's search (about 0.9 s).
@@ -26,16 +37,18 @@ $(RUNS)/.made: $(STAMP) $(GRADER) | sandbox-deps
 	done
 	rm -rf $(RUNS)/.grading && touch $@
 
-# bubblewrap is the sandbox that runs student code (README: "Sandbox").
+# bubblewrap is the sandbox that runs student code (docs: Security and limits). apt-get runs
+# as root, or through sudo (scripts/apt_install.sh).
 sandbox-deps:
-	@command -v bwrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
+	@command -v bwrap >/dev/null || bash scripts/apt_install.sh bubblewrap
 
 # Debian's chromium renders the feedback pages in tests/pages (Playwright drives it; its own
 # browser download cannot be fetched here).
 browser-deps:
-	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
+	@test -x /usr/bin/chromium || bash scripts/apt_install.sh chromium
 
-# Lint first (pyproject.toml: STYLE's complexity and commented-out-code rules), then the suite.
+# Lint first (pyproject.toml: the complexity and commented-out-code rules), then the suite
+# (the docs' build, links and quick start included: tests/docs).
 test: $(STAMP) $(RUNS)/.made sandbox-deps browser-deps
 	$(VENV)/bin/ruff check .
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m pytest -p no:cacheprovider
@@ -44,6 +57,11 @@ test: $(STAMP) $(RUNS)/.made sandbox-deps browser-deps
 demo: $(STAMP) $(RUNS)/.made sandbox-deps
 	$(VENV)/bin/autograder grade examples/attention_scoring --assignment attention_scoring --output demo_output/attention_scoring --force
 	$(VENV)/bin/autograder grade examples/bahdanau --assignment bahdanau --output demo_output/bahdanau --force
+
+# The docs site, offline, into build/docs/ (open build/docs/index.html); warnings are errors.
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -n -E -q -b html docs build/docs
+	@echo "docs: build/docs/index.html"
 
 release: $(STAMP)
 	$(VENV)/bin/autograder release

@@ -3,8 +3,10 @@
     autograder grade PATH... --assignment NAME --output DIR
     autograder show STUDENT_ID --output DIR
     autograder export DIR --format csv|canvas|moodle --output FILE [--roster LMS.csv] [--column NAME] [--match COLUMN]
+                      [--rescale | --as-is]
     autograder tokens STUDENT_ID... [--from FILE] --output TOKENS.csv
     autograder serve --assignment NAME --output DIR --tokens TOKENS.csv [--host 127.0.0.1] [--port 8000]
+    autograder serve --assignment NAME --output DIR --exchange ROOT --course COURSE_ID [--tokens TOKENS.csv]
     autograder release
 
 Exit status: 0 the batch ran, 2 usage or grader.yml error, 1 the grader itself failed,
@@ -30,7 +32,7 @@ app = typer.Typer(add_completion=False, help="Autograder for the D2L attention u
 
 @app.callback()
 def main_callback() -> None:
-    """Grade notebooks of the attention unit in a sandbox (see README)."""
+    """Grade notebooks of the attention unit in a sandbox (the docs: `make docs`, docs/)."""
 
 
 @app.command()
@@ -98,13 +100,22 @@ def export(
                                                        "the assignment's name)")] = None,
     match: Annotated[Optional[str], typer.Option(help="the roster column holding our student ids "
                                                       "(default: SIS Login ID on Canvas, username on Moodle)")] = None,
+    rescale: Annotated[bool, typer.Option("--rescale", help="canvas: where the column's Points Possible differs "
+                                                            "from the results' maximum, write each score rescaled "
+                                                            "to it (else nothing is written)")] = False,
+    as_is: Annotated[bool, typer.Option("--as-is", help="canvas: where the column's Points Possible differs from "
+                                                        "the results' maximum, write the scores as they are")] = False,
 ) -> None:
     """Write FOLDER's grades (autograded plus the written answers entered) for a spreadsheet or an LMS."""
     from .config import ConfigError
-    from .export import ExportOptions
+    from .export import AS_IS, RESCALE, ExportOptions
     from .export import export as write_export
+    if rescale and as_is:
+        _usage_error(ConfigError("--rescale and --as-is: give one (rescale the scores to Canvas's Points "
+                                 "Possible, or write them as they are)"))
+    points = RESCALE if rescale else AS_IS if as_is else None
     try:
-        done = write_export(ExportOptions(folder, format, output, roster, column, match))
+        done = write_export(ExportOptions(folder, format, output, roster, column, match, points))
     except ConfigError as error:
         _usage_error(error)
     for note in done.notes:
@@ -134,7 +145,13 @@ def tokens(
 def serve(
     assignment: Annotated[str, typer.Option(help="assignment name, e.g. attention_scoring")],
     output: Annotated[Path, typer.Option(help="folder for <student_id>.json, grades.csv, feedback/ and history/")],
-    tokens: Annotated[Path, typer.Option(help="the students' tokens, as `autograder tokens` wrote them")],
+    tokens: Annotated[Optional[Path], typer.Option(help="the students' tokens, as `autograder tokens` wrote them "
+                                                        "(hand-ins on the service's page)")] = None,
+    exchange: Annotated[Optional[Path], typer.Option(
+        help="nbgrader's Exchange.root: also take hand-ins from Jupyter's Assignments tab "
+             "(docs: Handing in from Jupyter)")] = None,
+    course: Annotated[Optional[str], typer.Option(help="the course id in the exchange (CourseDirectory.course_id)")] = (
+        None),
     host: Annotated[str, typer.Option(help="address to listen on (a reverse proxy with TLS goes in front)")] = (
         "127.0.0.1"),
     port: Annotated[int, typer.Option(help="port to listen on (0: any free port)")] = 8000,
@@ -145,12 +162,12 @@ def serve(
     executor: Annotated[str, typer.Option(help=EXECUTORS)] = LOCAL,
     address: Annotated[Optional[str], typer.Option(help="the Ray cluster's address, HOST:PORT")] = None,
 ) -> None:
-    """Grade students' submissions over HTTP as they hand them in, into OUTPUT (README: the service)."""
+    """Grade students' submissions over HTTP as they hand them in, into OUTPUT."""
     from .config import ConfigError
     from .service.serve import ServeOptions, prepare_service, run
     try:
         prepared = prepare_service(ServeOptions(assignment, output, tokens, host, port, jobs, config, device, seed,
-                                        executor, address))
+                                                executor, address, exchange, course))
     except ConfigError as error:
         _usage_error(error)
     try:

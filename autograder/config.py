@@ -7,11 +7,13 @@ import dataclasses
 import difflib
 import inspect
 import re
+from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, create_model
+from pydantic import (AnyHttpUrl, AwareDatetime, BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt,
+                      TypeAdapter, ValidationError, create_model, field_validator, model_validator)
 
 from .course import COURSE, Course
 from .sandbox.limits import Limits
@@ -63,10 +65,69 @@ class AssignmentConfig(BaseModel):
 
 
 class ServiceConfig(BaseModel):
-    """``autograder serve`` (SPEC §5)."""
+    """``autograder serve`` (SPEC §5); the deadline's keys are read by ``service/deadlines.py``."""
     model_config = ConfigDict(extra="forbid", frozen=True)
     submissions_per_hour: PositiveInt = Field(
         20, description="submissions one student may hand in over the last 60 minutes (refused ones do not count)")
+    deadline: AwareDatetime | None = Field(
+        None, description="the assignment's deadline, ISO 8601 with a time zone (2026-03-01T23:59:00+03:00): "
+                          "later uploads are refused, later exchange hand-ins get feedback only")
+    extensions: Path | None = Field(
+        None, description="a CSV of per-student deadlines (student_id,deadline), its path relative to grader.yml")
+    exchange_shared_uid: bool = Field(
+        False, description="the hub runs every student as one Unix user: a hand-in folder's owner is not "
+                           "checked against the student it names (anyone can hand in as anyone)")
+    url: str | None = Field(
+        None, description="the students' page of `autograder serve`, named in the students' README; "
+                          "{assignment} in it stands for each assignment's name (https://course.example.org/{assignment}/)")
+
+    @field_validator("deadline", mode="before")
+    @classmethod
+    def _a_time_with_its_zone(cls, value):
+        return _deadline(value)
+
+    @field_validator("url")
+    @classmethod
+    def _a_web_address(cls, value: str | None) -> str | None:
+        if value is not None:
+            if re.search(r"[\s<>\[\]()`\\]", value):
+                raise ValueError("an address with a space, a bracket, a backquote or a backslash; give the page's URL")
+            TypeAdapter(AnyHttpUrl).validate_python(value.replace("{assignment}", "assignment"))
+        return value
+
+    @field_validator("extensions")
+    @classmethod
+    def _a_file(cls, value: Path | None) -> Path | None:
+        if value is not None and value.name in ("", ".", ".."):
+            raise ValueError("give the path of a CSV file (student_id,deadline), relative to grader.yml")
+        return value
+
+    @model_validator(mode="after")
+    def _extensions_of_a_deadline(self) -> "ServiceConfig":
+        if self.extensions is not None and self.deadline is None:
+            raise ValueError("service.extensions gives students later deadlines than service.deadline, "
+                             "which is not set; set it")
+        return self
+
+
+def _deadline(value):
+    """A deadline as YAML gives it (a time with its zone) or as text; a date alone, a time
+    without its zone or a number is refused: each would be read in some zone nobody chose."""
+    if value is None:
+        return None
+    example = "write it as 2026-03-01T23:59:00+03:00 (or ...Z for UTC)"
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"not a date and time in ISO 8601; {example}") from None
+    if type(value) is date:
+        raise ValueError(f"a date without a time; {example}")
+    if not isinstance(value, datetime):
+        raise ValueError(f"not a date and time; {example}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"a time without its time zone; {example}")
+    return value
 
 
 class GraderConfig(BaseModel):
@@ -109,6 +170,8 @@ def _describe(error: dict) -> str:
     if error["type"] == "extra_forbidden":
         key = str(error["loc"][-1])
         return f"{location}: unknown key{_suggest(key, _fields_at(error['loc']))}"
+    if error["type"] == "value_error":  # one of ours, written as it should read
+        return f"{location}: {error['ctx']['error']}"
     return f"{location}: {error['msg'].lower()}"
 
 

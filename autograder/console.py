@@ -159,6 +159,11 @@ def _where_things_are(run) -> None:
     out.print(f"results: {run.folder.path} (grades.csv, <student>.json, feedback/)", markup=False)
     if run.report is not None:
         out.print(f"class report: {run.report}", markup=False)
+    if run.answers is not None:
+        points = run.answers.parent / "manual_points.csv"
+        written = " (written now: a row per student, the points empty)" if run.blank_points is not None else ""
+        out.print(f"written answers: {run.answers}; enter their points in {points}{written}, then run the same "
+                  "command again", markup=False)
     if run.nbgrader is not None:
         out.print(f"nbgrader course: {run.nbgrader.root} (gradebook and autograded/ updated)", markup=False)
 

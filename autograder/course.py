@@ -7,12 +7,14 @@ Every path the grader, the release and the nbgrader path read is named here:
   from ``reference/`` by ``autograder release``. It lives in the *source* folder so that
   ``nbgrader generate_assignment`` releases it, plain ``nbgrader autograde`` copies it
   beside every submission, and the sandbox mounts it (alone) for the worker;
-- ``student_template/``: the released notebooks and helpers;
+- ``student_template/``: the released notebooks and helpers (a task's cell as released tells a
+  task not attempted yet: ``released_cells``);
 - ``reference/book.py``: the chapter's published code, bound while other tasks are checked (in
   bahdanau with the book's decoder from ``reference/book_decoder.py``);
 - ``grader.yml``: the grading configuration (unless ``--config`` names another).
 """
 import ast
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,9 +59,29 @@ class Course:
     def source_notebook(self, assignment: str, notebook: str | None = None) -> Path:
         return self.source_dir / assignment / (notebook or f"{assignment}.ipynb")
 
+    def released_cells(self, assignment: str, notebook: str | None = None) -> dict[str, str]:
+        """The released notebook's solution cells by grade id, as a student first opens them
+        (what a task left untouched still holds); empty where there is no release here."""
+        path = self.release_dir / assignment / (notebook or f"{assignment}.ipynb")
+        if not path.is_file():
+            return {}
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        solutions = {}
+        for cell in cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if cell.get("cell_type") == "code" and meta.get("solution") and isinstance(meta.get("grade_id"), str):
+                source = cell.get("source", "")
+                solutions[meta["grade_id"]] = "".join(source) if isinstance(source, list) else source
+        return solutions
+
     def helper_package(self, assignment: str) -> Path:
         """The assignment's ``d2l_attention`` folder: the only course files the sandbox mounts."""
         return self.source_dir / assignment / HELPER_PACKAGE
+
+    def helper_archive(self, assignment: str) -> Path:
+        """The same package zipped (``d2l_attention.zip``), released beside the notebook: a copy of
+        it in a student's folder is the course's file, not a submission to unpack."""
+        return self.source_dir / assignment / f"{HELPER_PACKAGE}.zip"
 
     def book_source(self, assignment: str | None = None) -> str:
         """The published code the worker binds while other tasks are checked: book.py, then

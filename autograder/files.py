@@ -155,6 +155,22 @@ def write_atomically(path: Path, content: str) -> None:
     even after a power cut (a batch can be killed at any moment and resumed): a hidden
     ``.<name>.*.tmp`` beside it, flushed to disk, then renamed over it, with the mode the
     TA's umask gives a new file (mkstemp's own is private)."""
+    _written_then(path, content, lambda temporary: os.replace(temporary, path))
+
+
+def write_new(path: Path, content: str) -> bool:
+    """Write ``content`` as ``write_atomically`` does, only where no file ``path`` is: a file the
+    TA made meanwhile is never replaced (linked into place, which fails where one is). False
+    when there was one."""
+    try:
+        _written_then(path, content, lambda temporary: os.link(temporary, path))
+    except FileExistsError:
+        return False
+    return True
+
+
+def _written_then(path: Path, content: str, place) -> None:
+    """``content`` in a hidden temporary file beside ``path``, on disk, then ``place(temporary)``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -163,10 +179,9 @@ def write_atomically(path: Path, content: str) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.chmod(temporary, 0o666 & ~UMASK)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        place(temporary)
+    finally:
+        Path(temporary).unlink(missing_ok=True)  # after a link (or a failure); a rename left nothing
 
 
 def _umask() -> int:

@@ -3,7 +3,7 @@
 The same checks run inside the student's kernel on the names the notebook defines.
 The cell's value is the score as a plain float (nbgrader's partial credit); nothing
 is raised and nothing reaches stderr (nbgrader zeroes a test cell with stderr output).
-nbgrader's own weaknesses remain on this path (README, "The two paths").
+nbgrader's own weaknesses remain on this path (docs: An nbgrader course, "Plain `nbgrader autograde`").
 """
 import contextlib
 import io

@@ -70,8 +70,8 @@ class Finding(BaseModel):
 
 class Issue(BaseModel):
     """A warning or an error of one submission (SPEC §3: code, task, message)."""
-    code: str
-    task: str | None = None
+    code: str                               # what happened, as a stable identifier
+    task: str | None = None                 # the task it concerns, or None for the whole submission
     message: str = ""                       # ``text`` rendered in the configured language
     text: Text | None = None
     detail: str | None = None               # for the TA: a crashed cell's source and traceback
@@ -95,32 +95,58 @@ class CheckResult(BaseModel):
     again_on_cpu: bool = False
 
 
+NOT_ATTEMPTED = "task.not_attempted"   # the ids of the one line said of a task left as released
+
+
 class TaskResult(BaseModel):
-    id: str
+    id: str                                 # the task id (the solution cell's nbgrader grade_id)
     score: float | None                     # None: a manual task, left for the TA
     max_score: float
     checks: list[CheckResult] = Field(default_factory=list)
-    manual: bool = False
+    manual: bool = False                    # a written answer, graded by hand
     seconds: float = 0.0
+
+    @property
+    def not_attempted(self) -> Text | None:
+        """What to say, in one line, of a task whose cell is still the released template's: set
+        by grading on the trusted side (``grading/task.py``) as every check's problem; else None."""
+        problems = [check.finding.problem if check.finding is not None else None for check in self.checks]
+        if problems and all(p is not None and p.id.startswith(NOT_ATTEMPTED) for p in problems):
+            return problems[0]
+        return None
+
+
+class WrittenAnswer(BaseModel):
+    """A written answer as handed in, for the TA to read (``answers.html``): its text, cut at
+    ``reading.MAX_ANSWER_CHARS``, and the length of the whole text."""
+    text: str
+    length: int
+
+    @property
+    def cut(self) -> bool:
+        return self.length > len(self.text)
 
 
 class SubmissionResult(BaseModel):
-    student_id: str
+    student_id: str                         # from the file or folder name (docs: Student text and ids)
     assignment: str
-    score: float
-    max_score: float
+    score: float                            # the autograded points (written answers: grades.csv)
+    max_score: float                        # every task's points, the written answers' too
     notebook: str | None = None             # the file graded, as found under the PATH given
     tasks: list[TaskResult] = Field(default_factory=list)
     warnings: list[Issue] = Field(default_factory=list)
     errors: list[Issue] = Field(default_factory=list)
-    seed: int | None = None
-    fingerprint: str = ""
-    language: str = "en"
+    seed: int | None = None                 # the hypothesis seed the checks ran with
+    fingerprint: str = ""                   # digest of what the result depends on; unchanged: reused
+    language: str = "en"                    # the language of every message
     output: str | None = None               # what the student's code printed (capped)
     timing: dict[str, float] = Field(default_factory=dict)  # phase -> seconds
     # task id -> its solution cell as handed in: kept beside the result (solutions/<id>.json)
     # for the class report's similar solutions, never in the result's JSON
     solutions: dict[str, str] = Field(default_factory=dict)
+    # task id -> the written answer as handed in: kept beside the result (answers/<id>.json) for
+    # the TA's answers.html, never in the result's JSON
+    answers: dict[str, WrittenAnswer] = Field(default_factory=dict)
 
     @property
     def autograded_score(self) -> float:

@@ -17,13 +17,14 @@ from pathlib import Path
 from .checks.kept_runs import forget_other_versions
 from .config import ConfigError, parse_config, read_config
 from .course import COURSE, Course
-from .gradebook import CourseError, RecordError, course_root, remember_course
+from .gradebook import CourseError, RecordError, course_root, has_gradebook, remember_course
 
 from .executors.base import Executor, Progress, Stopped
 from .executors.choice import LOCAL, executor_named
 from .executors.runmarker import RUN_MARKER
 from .grading.pipeline import Batch, read_submission
-from .outputs.manual_points import ManualPoints, Tasks, read_manual_points
+from .outputs import answers
+from .outputs.manual_points import ManualPoints, Tasks, read_manual_points, write_blank
 from .outputs.store import OutputFolder
 from .outputs.totals import Entered, Total, entered_in, total_of
 from .report import write_class_report
@@ -71,6 +72,9 @@ class GradeRun:
     executor: Executor | None = None
     manual: ManualPoints | None = None          # DIR/manual_points.csv, read before grading
     totals: list[Total] = field(default_factory=list)   # this run's results with their written answers
+    answers: Path | None = None                 # DIR/answers.html, where no gradebook holds the written answers
+    blank_points: Path | None = None            # DIR/manual_points.csv, when this run wrote it for the TA
+    held: int | None = None                     # the service's lock of DIR, held for the run (once served)
 
     def execute(self, on_done: Callable[[SubmissionResult, bool], None] = lambda r, cached: None,
                 on_progress: Progress | None = None) -> int:
@@ -126,7 +130,7 @@ class GradeRun:
         """Write one result (JSON, pages, timing; the gradebook row): whatever fails here fails
         only this student, whose result then says what could not be written."""
         try:
-            saved = self.folder.save(result)
+            saved = self.folder.save(result, entered=self.manual.points if self.manual is not None else None)
         except Exception as error:  # noqa: BLE001 - a page drawn from the student's values, say
             result.errors.append(Issue(code="output_failed", text=text(
                 "issue.output_failed", detail=f"{type(error).__name__}: {error}"[:300])))
@@ -149,12 +153,41 @@ class GradeRun:
         results, entered = list(self.results.values()), self._entered()
         self.totals = [total_of(result, entered) for result in results]
         self.folder.write_grades(results, list(self.batch.settings.spec.tasks), entered)
+        self._refresh_feedback(results, entered)
+        if not has_gradebook(self.folder.path):
+            self._write_answers(results, entered)
         try:
             self.report = write_class_report(results, self.folder.path, self.folder.language,
                                              self.batch.settings.task_checks, entered)[0]
         except Exception as error:  # noqa: BLE001 - a failure here loses nothing already written
             self.report_failed = True
             self.folder.notes.append(f"the class report could not be written: {type(error).__name__}: {error}")
+
+    def _refresh_feedback(self, results: list[SubmissionResult], entered: Entered) -> None:
+        """Each feedback page that the written answers' points entered since it was written
+        change (a reused or kept result is not graded again): the student reads them at once."""
+        for result in results:
+            try:
+                self.folder.refresh_feedback(result, entered)
+            except Exception as error:  # noqa: BLE001 - a page drawn from one student's values
+                self.folder.notes.append(f"{result.student_id}: its feedback could not be written with the "
+                                         f"written answers' points ({type(error).__name__}: {error})"[:400])
+
+    def _write_answers(self, results: list[SubmissionResult], entered: Entered) -> None:
+        """DIR/answers.html for the TA who grades the written answers outside nbgrader, and a
+        manual_points.csv to fill where the folder has none (SPEC §6)."""
+        settings = self.batch.settings
+        if not settings.written:
+            return
+        tasks = Tasks.of(settings.assignment, settings.spec)
+        try:
+            self.answers = answers.write_page(self.folder.path, results, entered,
+                                              answers.questions_of(self.batch.source, tasks.manual),
+                                              self.folder.language)
+            self.blank_points = write_blank(self.folder.path, [r.student_id for r in results], tasks)
+        except Exception as error:  # noqa: BLE001 - a failure here loses nothing already written
+            self.folder.notes.append(f"the written answers' page could not be written: {type(error).__name__}: "
+                                     f"{error}")
 
     def _add_earlier_results(self) -> None:
         """Every other result DIR holds, as stored: a student not under this run's PATHs (one
@@ -215,7 +248,7 @@ class GradeRun:
         grader.yml, seed and grader version."""
         if not stored.fingerprint:
             return False
-        data, _ = read_submission(submission, self.batch.config.max_notebook_mb << 20)
+        data, _ = read_submission(submission, self.batch)
         return stored.fingerprint == self.batch.fingerprint(data)
 
 
@@ -243,7 +276,8 @@ def prepare(options: Options, course: Course = COURSE, early: "EarlySlots | None
 
 def _prepared(options: Options, course: Course, config_bytes: bytes, config, executor: Executor) -> GradeRun:
     settings, jobs = executor.plan(config, options, course)  # a cluster's devices and CPUs, not this machine's
-    found = find_submissions(options.paths, options.assignment, settings.spec.notebook)
+    found = find_submissions(options.paths, options.assignment, settings.spec.notebook,
+                             course.helper_archive(options.assignment))
     if not found.submissions:
         skipped = "".join(f"\n  not graded: {shown} ({why})" for shown, why in found.not_graded)
         raise ConfigError(f"no submissions of {options.assignment} found under "
@@ -257,6 +291,7 @@ def _prepared(options: Options, course: Course, config_bytes: bytes, config, exe
         nbgrader.check(options.assignment, settings.spec.notebook,
                        {task: settings.spec.points(task) for task in settings.autograded})
     folder = OutputFolder(options.output, options.assignment, config.language)
+    held = folder.hold_unless_served()
     folder.check_usable()
     manual = read_manual_points(folder.path, Tasks.of(options.assignment, settings.spec))
     if nbgrader is not None:
@@ -264,7 +299,7 @@ def _prepared(options: Options, course: Course, config_bytes: bytes, config, exe
     batch = Batch(settings, config, config_bytes, course, options.force, results=folder.path)
     forget_other_versions(folder.path, batch.version)
     return GradeRun(batch, folder, found.submissions, jobs, nbgrader, selected, found.not_graded,
-                    executor=executor, manual=manual)
+                    executor=executor, manual=manual, held=held)
 
 
 def signal_name(status: int) -> str:

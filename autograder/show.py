@@ -1,8 +1,9 @@
 """``autograder show ID --output DIR``: one student's result on the console, for the TA.
 
 The score per task and per check, the first line of each failed check's message (in the
-folder's language, as the student reads it), the warnings and errors, the notebook that was
-graded, and where the feedback pages are. Reads the stored result only; grades nothing.
+folder's language, as the student reads it; a task not attempted yet in one line), the
+warnings and errors, the notebook that was graded, and where the feedback pages are. Reads the
+stored result only; grades nothing.
 """
 import difflib
 from pathlib import Path
@@ -12,24 +13,26 @@ from rich.table import Table
 
 from .config import ConfigError
 from .console import escaped
-from .files import from_spreadsheet
-from .submissions.ids import file_stem
+from .files import spreadsheet_safe
+from .submissions.ids import file_stem, given
 from .outputs.manual_points import Tasks
 from .outputs.store import OutputFolder
-from .outputs.totals import Entered, entered_in, total_line, total_of
+from .outputs.totals import Entered, Total, entered_in, total_line, total_of
+from .texts import render
 
 
 def show_result(student_id: str, folder: Path, console: Console) -> None:
     """Print ``student_id``'s result in ``folder``; ``ConfigError`` when there is none."""
     store = OutputFolder.existing(folder)
-    result = store.load(student_id) or store.load(from_spreadsheet(student_id))  # as typed, or as grades.csv has it
+    result = store.load(given(student_id))   # as grades.csv writes it, as every reader of an id reads it
     if result is None:
         raise ConfigError(_unknown(student_id, folder, store))
+    total = total_of(result, _entered(store, result))
     console.print(f"[bold]{escaped(result.student_id)}[/bold] · {escaped(result.assignment)} · "
-                  f"{escaped(total_line(total_of(result, _entered(store, result)), 'en'))}")
+                  f"{escaped(total_line(total, 'en'))}")
     if result.notebook:
         console.print(f"graded: {escaped(result.notebook)}")
-    console.print(_checks_table(result))
+    console.print(_checks_table(result, total))
     for kind, issues in (("error", result.errors), ("warning", result.warnings)):
         for issue in issues:
             task = f" ({issue.task})" if issue.task else ""
@@ -40,20 +43,31 @@ def show_result(student_id: str, folder: Path, console: Console) -> None:
             console.print(f"feedback: {escaped(str(page))}")
 
 
-def _checks_table(result) -> Table:
+def _checks_table(result, total: Total) -> Table:
     table = Table(show_header=True, box=None, pad_edge=False)
     table.add_column("task / check")
     table.add_column("points", justify="right")
     table.add_column("what went wrong")
     for task in result.tasks:
-        score = "written answer (TA)" if task.manual else f"{task.score:g} / {task.max_score:g}"
-        table.add_row(f"[bold]{escaped(task.id)}[/bold]", score, "")
-        for check in task.checks:
+        untouched = task.not_attempted
+        table.add_row(f"[bold]{escaped(task.id)}[/bold]", _task_points(task, total),
+                      "" if untouched is None else escaped(render(untouched, result.language)))
+        for check in task.checks if untouched is None else []:
             mark = "[green]✔[/green]" if check.passed else "[red]✘[/red]"
             first = next((line.strip() for line in check.message.splitlines() if line.strip()), "")
             table.add_row(f"  {mark} {escaped(check.name)}", f"{check.score:g} / {check.max_score:g}",
                           "" if check.passed else escaped(first[:160]))
     return table
+
+
+def _task_points(task, total: Total) -> str:
+    """An autograded task's score; a written answer's points as entered by the TA, or that they
+    are not entered yet."""
+    if not task.manual:
+        return f"{task.score:g} / {task.max_score:g}"
+    if task.id in total.written:
+        return f"{total.written[task.id]:g} / {task.max_score:g} (written answer, entered)"
+    return f"– / {task.max_score:g} (written answer, not entered yet)"
 
 
 def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:
@@ -66,10 +80,12 @@ def _unknown(student_id: str, folder: Path, store: OutputFolder) -> str:
 
 
 def _typed(student_id: str) -> str:
-    """The id as typed on the command line: one that starts with ``-`` after ``--``."""
-    if student_id.startswith("-"):
-        return f"{student_id!r} (type it last, after --: autograder show --output DIR -- {student_id})"
-    return repr(student_id)
+    """The id as it is typed on the command line: as grades.csv writes it, and one that starts
+    with ``-`` after ``--``."""
+    written = spreadsheet_safe(student_id)
+    if written.startswith("-"):
+        return f"{written!r} (type it last, after --: autograder show --output DIR -- {written})"
+    return repr(written)
 
 
 def _entered(store: OutputFolder, result) -> Entered:

@@ -1,4 +1,4 @@
-"""Regenerate the README's screenshots: a student's page at a phone's width (400 px), the
+"""Regenerate the docs' screenshots: a student's page at a phone's width (400 px), the
 class report at a laptop's (820 px), and its similar solutions and shared unknown mistakes,
 all in Russian by default.
 
@@ -19,14 +19,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from autograder.manual_points import Tasks, read_manual_points  # noqa: E402
 from autograder.feedback import FeedbackView, Say  # noqa: E402
-from autograder.pages import write_class_report, write_student_page  # noqa: E402
+from autograder.outputs.manual_points import Tasks, read_manual_points  # noqa: E402
+from autograder.outputs.solutions import FOLDER as SOLUTIONS  # noqa: E402
+from autograder.pages import write_student_page  # noqa: E402
+from autograder.report import write_class_report  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
-from autograder.solutions import FOLDER as SOLUTIONS  # noqa: E402
 from tests.pages import samples  # noqa: E402
 from tests.pages.browser import Browser  # noqa: E402
 
+IMAGES = REPO / "docs" / "images"  # the docs site shows them (docs/ta/class-report.md)
 MAX_HEIGHT = 2600  # px: the top of a page, what a reader sees first
 
 
@@ -70,10 +72,10 @@ def main() -> None:
         report, _ = write_class_report(results, folder, args.language, task_checks(results), entered)
         browser = Browser(folder / "profile")
         try:
-            screenshot(browser, page, REPO / "docs" / "student_page.png", 400)
-            screenshot(browser, report, REPO / "docs" / "class_report.png", 820)
-            screenshot(browser, report, REPO / "docs" / "class_report_unexplained.png", 820, anchor="unexplained")
-            screenshot(browser, report, REPO / "docs" / "class_report_similar.png", 820, anchor="similar")
+            screenshot(browser, page, IMAGES / "student_page.png", 400)
+            screenshot(browser, report, IMAGES / "class_report.png", 820)
+            screenshot(browser, report, IMAGES / "class_report_unexplained.png", 820, anchor="unexplained")
+            screenshot(browser, report, IMAGES / "class_report_similar.png", 820, anchor="similar")
         finally:
             browser.close()
 

@@ -1,4 +1,4 @@
-"""Write a sample class of attention_scoring notebooks for the README's class report screenshot.
+"""Write a sample class of attention_scoring notebooks for the docs' class report screenshot.
 
     .venv/bin/python docs/sample_class.py CLASS/          # CLASS/<student>.ipynb, 30 of them
     .venv/bin/autograder grade CLASS/ --assignment attention_scoring --output CLASS_RESULTS/

@@ -9,15 +9,40 @@ from torch.func import functional_call
 from torch.utils._pytree import tree_map
 
 from ..results import Heatmap, Text, text
-from ..sandbox.protocol import data_bytes
+from ..sandbox.protocol import Handle, Named, Opaque, data_bytes
 from .core import CheckBlocked, CheckFailed, Kept, fail
+
+METHODS = {"method", "function", "builtin_function_or_method", "method-wrapper", "functools.partial"}
+
+
+def kind_of(value) -> Text:
+    """What the student's code gave, where it is not what was expected, in the course's words:
+    never a type name of ours (``Opaque``, ``Handle``: what stayed in the worker) or Python's
+    (``NoneType``, ``method``). By ``type()``, which runs none of the value's code."""
+    kind = type(value)
+    if value is None:
+        return text("kind.none")
+    if issubclass(kind, Tensor):
+        return text("kind.tensor", shape=str(tuple(value.shape)))
+    if kind is list or kind is tuple:
+        return text(f"kind.{kind.__name__}", count=len(value))
+    if kind is Handle or kind is Named:
+        return text("kind.object")
+    if kind in (bool, int, float, str):
+        return text("kind.value", value=repr(value)[:40])
+    name = value.type_name if kind is Opaque else kind.__name__
+    if name in METHODS:
+        return text("kind.method")
+    if name.startswith("tensor"):  # a tensor that cannot cross as data (another layout, the meta device)
+        return text("kind.other_tensor")
+    return text("kind.other", type=name)
 
 
 def excerpt(t: Tensor, limit: int = 8, at: int = 0) -> str:
     """The row of the last axis that holds flat index ``at`` (the largest difference), rounded,
     at most ``limit`` values around it: enough to see what went wrong, where it went wrong."""
-    if t.device.type == "meta":
-        return f"(meta tensor of shape {tuple(t.shape)})"
+    if t.device.type == "meta":  # no values to show (the device check's emulation runs elsewhere)
+        return f"(a tensor of shape {tuple(t.shape)}, values not read)"
     if not t.dim():
         return f"[{t.item():.4g}]"
     width = t.shape[-1]
@@ -64,8 +89,7 @@ def _code(case_code: CaseCode) -> str | None:
 def check_shape(got, shape: tuple, what: Text, case_code: CaseCode, shape_names: str = "") -> None:
     """Raise unless ``got`` is a tensor of ``shape`` (its values are not looked at)."""
     if not isinstance(got, Tensor):
-        kind = got.type_name if hasattr(got, "type_name") else type(got).__name__
-        raise fail(text("compare.not_tensor", what=what, kind=kind), case_code=_code(case_code))
+        raise fail(text("compare.not_tensor", what=what, kind=kind_of(got)), case_code=_code(case_code))
     if tuple(got.shape) != tuple(shape):
         raise fail(text("compare.wrong_shape", what=what), case_code=_code(case_code),
                    expected=f"{tuple(shape)} {shape_names}".strip(), got=str(tuple(got.shape)))

@@ -23,7 +23,7 @@ from ..results import Finding, text
 from ..sandbox.client import StudentError, gradients_reply, gradients_request
 from . import attention, decoders, gradients
 from .attention import OUTPUT, WEIGHTS, AttentionTask, build, expected, inputs, reference_module
-from .compare import check_tensor, close, tolerance
+from .compare import check_tensor, close, kind_of, tolerance
 from .core import Check, CheckFailed, Context, Kept, PerStudent, in_context, left_to, raised
 from .inputs import WIDE, Case, kinds_of, plain_form, values
 
@@ -381,9 +381,8 @@ def judge_predict_step(student, task, device: str, weights: bool) -> None:
             got = attributes.get("attention_weights")
             if not isinstance(got, (list, tuple)) or len(got) != 1:
                 raise CheckFailed(Finding(problem=text("context.one_step_weights", moment=text(f"context.{moment}")),
-                                          case_code=code, expected="[(B, 1, T)] * 1",
-                                          got=f"{len(got)} tensors" if isinstance(got, (list, tuple))
-                                          else type(got).__name__))
+                                          case_code=code, expected=text("kind.per_step", count=1),
+                                          got=kind_of(got)))
             check_tensor(got[0], steps[step], 1e-5, what, code, "(B, 1, T)")
 
 
@@ -430,7 +429,7 @@ def _teacher_forced(student, task, case: Case, device: str) -> torch.Tensor:
     whole = decoders.first(logits, case)
     if not isinstance(whole, torch.Tensor):
         raise CheckFailed(Finding(problem=text("decoder.forward_returns"), case_code=code,
-                                  expected="(logits (B, S, V), state)", got=type(whole).__name__))
+                                  expected="(logits (B, S, V), state)", got=kind_of(whole)))
     return whole
 
 

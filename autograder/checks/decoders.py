@@ -21,7 +21,7 @@ from ..sandbox.client import StudentError, gradients_reply, gradients_request, t
 from . import gradients
 from .attention import build_remote, then_results
 from .compare import (PRECISION, call_float64, case_key, check_shape, check_tensor, float64_twin, heatmap, in_dtype,
-                      judged_precise, reference_result, some_precise, tolerance)
+                      judged_precise, kind_of, reference_result, some_precise, tolerance)
 from .core import Check, CheckFailed, Context, Kept, PerStudent, fail, in_context, left_to, search
 from .diagnosis import Observation, name_mistake, variant_outputs
 from .inputs import BATCH_ONE, INT32, WIDE, Case, decoder_cases, randomize
@@ -220,7 +220,7 @@ def expected_logits(task: DecoderTask, reference, case: Case, enc_outputs, cls=N
 def first(result, case: Case):
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise fail(text("decoder.forward_returns"), case_code=case.code(),
-                   expected="(logits (B, S, V), state)", got=type(result).__name__)
+                   expected="(logits (B, S, V), state)", got=kind_of(result))
     return result[0]
 
 
@@ -500,7 +500,7 @@ def _weights_per_step(task: DecoderTask):
             S = case.tensors["tgt"].shape[1]
             if not isinstance(weights, (list, tuple)) or len(weights) != S:
                 raise fail(text("decoder.weights_per_step", steps=S), case_code=case.code(),
-                           expected=f"[(B, 1, T)] * {S}", got=type(weights).__name__)
+                           expected=text("kind.per_step", count=S), got=kind_of(weights))
             for step, (got, right) in enumerate(zip(weights, expected, strict=True)):
                 try:
                     check_tensor(got, right, 1e-5, text("decoder.step_weights", step=step), case.code, "(B, 1, T)")

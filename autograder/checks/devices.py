@@ -26,10 +26,12 @@ from torch.utils._pytree import tree_flatten
 
 from ..results import message_text, text
 from ..sandbox.client import StudentError
+from .compare import kind_of
 from .core import CheckBlocked, fail, where_text
 from .inputs import Case
 
 DEVICE_ERROR = re.compile(r"device", re.IGNORECASE)
+GPU_NAME = re.compile(r"\blazy\b", re.IGNORECASE)  # the emulated device's name (elsewhere.py), a GPU to the student
 WHAT = text("what.runs on any device")
 OTHER = "\n# ...with every tensor above on another device (a GPU: .to('cuda'))"
 
@@ -88,10 +90,11 @@ def _judge_one(probe: Probe, expected) -> None:
 
 def _raise_for(error: StudentError, code: str, module: bool):
     where = where_text(error.where)
-    if DEVICE_ERROR.search(error.message):
+    message = GPU_NAME.sub(lambda found: "CUDA" if found[0][0] == "L" else "cuda", error.message)
+    if DEVICE_ERROR.search(message):
         problem = text("devices.mixes_in_module" if module else "devices.mixes", where=where)
-        raise fail(problem, case_code=code, got=f"{error.type_name}: {error.message}") from None
-    raise fail(text("devices.raises_elsewhere", type=error.type_name, message=message_text(error.message),
+        raise fail(problem, case_code=code, got=f"{error.type_name}: {message}") from None
+    raise fail(text("devices.raises_elsewhere", type=error.type_name, message=message_text(message),
                     where=where),
                case_code=code) from None
 
@@ -112,7 +115,8 @@ def _same(got, expected) -> bool:
     return True
 
 
-def _summary(value) -> str:
-    leaves = tree_flatten(value)[0]
-    return ", ".join(f"tensor{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}"
-                     if isinstance(t, Tensor) else type(t).__name__ for t in leaves[:4])
+def _summary(value):
+    """The first few things the result holds: each tensor's shape and dtype, the rest in words."""
+    leaves = [text("kind.typed_tensor", shape=str(tuple(t.shape)), dtype=str(t.dtype).removeprefix("torch."))
+              if isinstance(t, Tensor) else kind_of(t) for t in tree_flatten(value)[0][:4]]
+    return text("kind.several", items=leaves)

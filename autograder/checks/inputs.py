@@ -27,7 +27,9 @@ class Case:
     def code(self) -> str:
         lines = [f"{name} = {_tensor_code(t, self.recipes.get(name))}"
                  for name, t in self.tensors.items()]
-        lines += [f"{name} = {value!r}" for name, value in self.options.items()]
+        lines += [f"{name} = {value!r}" for name, value in self.options.items() if name != "seed"]
+        if "seed" in self.options:  # the grader's draw of the weights, no argument of the student's
+            lines.append(f"# weights: the reference's, copied into yours (seed {self.options['seed']})")
         return "\n".join(lines)
 
     def copy(self) -> "Case":

@@ -4,7 +4,7 @@ The one place that knows the names; the grade and serve verbs ask it, and Ray is
 only when it is chosen. Light: the command line checks a name before its heavy imports.
 """
 LOCAL, RAY = "local", "ray"
-HELP = "local (this machine) or ray (a Ray cluster, see README)"
+HELP = "local (this machine) or ray (a Ray cluster: see the docs)"
 
 
 def check_executor(name: str, address: str | None) -> None:

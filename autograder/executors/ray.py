@@ -104,7 +104,7 @@ class _Cluster:
         return done
 
     def _dispatch(self, submission: Submission, on_result) -> None:
-        data, problem = read_submission(submission, self.batch.config.max_notebook_mb << 20)
+        data, problem = read_submission(submission, self.batch)
         if problem is not None:  # unreadable here: no node needed to say so
             on_result(submission, grade_submission(None, self.batch, submission))
             return
@@ -194,7 +194,7 @@ class Slots:
         self._idle.put(self._free())
 
     def submit(self, submission: Submission) -> Future:
-        data, problem = read_submission(submission, self.batch.config.max_notebook_mb << 20)
+        data, problem = read_submission(submission, self.batch)
         if problem is not None:  # unreadable here: no node needed to say so
             done: Future = Future()
             done.set_result(grade_submission(None, self.batch, submission))

@@ -31,7 +31,7 @@ def _task(task: TaskView) -> list[str]:
     if task.manual:
         return [f"## {inline_code(task.id)}", "", prose(task.manual), ""]
     lines = [f"## {inline_code(task.id)}: {prose(task.score)}", ""]
-    lines += [prose(task.not_graded), ""] if task.not_graded else []
+    lines += [prose(task.summary), ""] if task.summary else []
     for each in task.failures:
         lines += _failure(each)
     if task.others:

@@ -12,7 +12,7 @@ INDENT = "    "
 def task_text(task: TaskView) -> str:
     """``masked_softmax: 1,5 / 3``, each failure once, then the other checks, one a line."""
     lines = [f"{task.id}: {task.score}"]
-    lines += [INDENT + str(said) for said in (task.manual, task.not_graded) if said]
+    lines += [INDENT + str(said) for said in (task.manual, task.summary) if said]
     for each in task.failures:
         lines += _failure(each)
     for check in task.others:

@@ -9,6 +9,7 @@ compares what they say, in which order.
 
 Torch-free and matplotlib-free: the in-kernel path builds a ``TaskView`` in the student's kernel.
 """
+import dataclasses
 from dataclasses import dataclass
 
 from ..results import CheckResult, Finding, Heatmap, Issue, SubmissionResult, TaskResult, text
@@ -57,7 +58,7 @@ class Figure:
     axes: tuple[str, str]   # (x, y)
     colour: str
     caption: Prose
-    no_mistake: Prose       # under drawn pictures when no known mistake explains them
+    no_mistake: Prose       # under drawn pictures when no known mistake explains them (none named)
 
 
 @dataclass(frozen=True)
@@ -87,26 +88,42 @@ class Issues:
 
 @dataclass(frozen=True)
 class TaskView:
-    """One task: its points, then its failures (each said once), then the other checks."""
+    """One task: its points, then its failures (each said once, a likely mistake named once),
+    then the other checks; or, for a task not attempted yet, one line and nothing else."""
     id: str
     score: Prose            # "1,5 / 3", or "by hand" for a written answer
     manual: Prose           # a written answer: who grades it, for how many points
     not_graded: Prose       # no check ran on it (the notebook could not be graded)
     failures: tuple[Failure, ...]
     others: tuple[CheckLine, ...]   # passed and not judged, in the checks' order
+    not_attempted: Prose = Prose()  # the cell is still the template's (grading decided it): said instead
 
     @classmethod
-    def of(cls, task: TaskResult, say: Say, drawn: set[str] | None = None) -> "TaskView":
-        """``drawn``: the heatmaps drawn so far on the page (each pair is drawn once)."""
+    def of(cls, task: TaskResult, say: Say, drawn: set[str] | None = None, entered: float | None = None) -> "TaskView":
+        """``drawn``: the heatmaps drawn so far on the page (each pair is drawn once); ``entered``:
+        a written answer's points, once the TA has entered them."""
+        if task.manual and entered is not None:
+            manual = say.text("page.manual_entered", ta=text("term.ta"), points=say.number(entered),
+                              max=say.number(task.max_score))
+            return cls(task.id, say.points(entered, task.max_score), manual, Prose(), (), ())
         if task.manual:
             manual = say.text("page.manual", ta=text("term.ta"), max=say.number(task.max_score))
             return cls(task.id, say.text("page.manual_short"), manual, Prose(), (), ())
-        drawn = set() if drawn is None else drawn
+        if task.not_attempted is not None:
+            return cls(task.id, say.points(task.score, task.max_score), Prose(), Prose(), (), (),
+                       say(task.not_attempted))
+        drawn, said = (set() if drawn is None else drawn), set()
         judged = [check for check in task.checks if check.blocked_by is None]
-        failures = tuple(failure(group, say, drawn) for group in _same_failures([c for c in judged if not c.passed]))
-        others = tuple(check_line(c, say) for c in task.checks if c.passed or c.blocked_by is not None)
+        failures = tuple(failure(group, say, drawn, said)
+                         for group in _same_failures([c for c in judged if not c.passed]))
+        others = _others([c for c in task.checks if c.passed or c.blocked_by is not None], say)
         not_graded = Prose() if task.checks else say.text("feedback.not_graded")
         return cls(task.id, say.points(task.score, task.max_score), Prose(), not_graded, failures, others)
+
+    @property
+    def summary(self) -> Prose:
+        """The one line said of the task in place of its checks, or nothing."""
+        return self.not_graded or self.not_attempted
 
 
 @dataclass(frozen=True)
@@ -122,13 +139,19 @@ class FeedbackView:
     errors: Issues
 
     @classmethod
-    def of(cls, result: SubmissionResult, say: Say) -> "FeedbackView":
+    def of(cls, result: SubmissionResult, say: Say, written: dict[str, float] | None = None,
+           total: float | None = None) -> "FeedbackView":
+        """``written``: the written answers' points the TA has entered (task id -> points), and
+        ``total`` what the student has with them (both as ``outputs.totals.total_of`` makes them)."""
         drawn: set[str] = set()
+        written = written or {}
         autograded = [task for task in result.tasks if not task.manual]
         return cls(
             say.language, say.text("feedback.title", student=result.student_id, assignment=result.assignment),
-            _score(result, say), say.text("feedback.public_note"), (say.text("term.task"), say.text("page.points")),
-            tuple(TaskView.of(task, say, drawn) for task in result.tasks),
+            _score(result, say, written, total), say.text("feedback.public_note"),
+            (say.text("term.task"), say.text("page.points")),
+            tuple(TaskView.of(task, say, drawn, written.get(task.id) if task.manual else None)
+                  for task in result.tasks),
             Prose() if any(task.checks for task in autograded) else say.text("feedback.not_graded"),
             _issues("gradebook.warning", "feedback.warnings", result.warnings, say),
             _issues("gradebook.error", "feedback.errors", result.errors, say))
@@ -143,15 +166,21 @@ class FeedbackView:
         return next(task for task in self.tasks if task.id == task_id)
 
 
-def _score(result: SubmissionResult, say: Say) -> Prose:
-    """"autograded x / y", then the written answers' pending points if there are any."""
+def _score(result: SubmissionResult, say: Say, written: dict[str, float], total: float | None) -> Prose:
+    """"autograded x / y", then the written answers: their points and the total once the TA has
+    entered any, else the points they are worth."""
     if not result.tasks:  # an unreadable submission: nothing was split into tasks
         return say.text("feedback.score", score=say.number(result.score), max=say.number(result.max_score))
     line = say.text("feedback.score", score=say.number(result.autograded_score),
                     max=say.number(result.autograded_max))
-    if result.manual_max:
-        line += say.words("; ") + say.text("feedback.manual_pending", points=say.number(result.manual_max))
-    return line
+    if not result.manual_max:
+        return line
+    entered = [written[task.id] for task in result.tasks if task.manual and task.id in written]
+    if not entered or total is None:
+        return line + say.words("; ") + say.text("feedback.manual_pending", points=say.number(result.manual_max))
+    return (line + say.words("; ") + say.text("feedback.manual_entered", points=say.number(sum(entered)),
+                                              max=say.number(result.manual_max))
+            + say.words("; ") + say.text("feedback.total", score=say.number(total), max=say.number(result.max_score)))
 
 
 def check_line(check: CheckResult, say: Say) -> CheckLine:
@@ -165,6 +194,18 @@ def check_line(check: CheckResult, say: Say) -> CheckLine:
                      say.text(verdict), note)
 
 
+def _others(checks: list[CheckResult], say: Say) -> tuple[CheckLine, ...]:
+    """The passed and not judged checks; a note said already for one of them points up."""
+    lines, said = [], set()
+    for check in checks:
+        line = check_line(check, say)
+        if line.note and str(line.note) in said:
+            line = dataclasses.replace(line, note=say.text("feedback.note_above"))
+        said.add(str(line.note))
+        lines.append(line)
+    return tuple(lines)
+
+
 def _same_failures(failed: list[CheckResult]) -> list[list[CheckResult]]:
     """Failed checks in order, those that failed the same way merged into the first one's place."""
     groups: dict[str, list[CheckResult]] = {}
@@ -174,27 +215,35 @@ def _same_failures(failed: list[CheckResult]) -> list[list[CheckResult]]:
 
 
 def _how_it_failed(check: CheckResult) -> str:
-    """What makes two failures the same to a student: the finding without what each check
-    checks (their titles say it) and, where it compares no values (an error raised, a name
-    not defined), without the input it failed on: the first check's input is shown."""
+    """What makes two failures the same to a student: the same problem and the same likely
+    mistake. What each checks (their titles say it), the input and the values it gave are the
+    first check's: one example of the problem is enough to fix it."""
     finding = check.finding
     if finding is None:
         return check.message
-    bare = finding.expected is None and finding.got is None
-    return finding.model_dump_json(exclude={"checked", "case_code"} if bare else {"checked"})
+    return finding.model_dump_json(include={"problem", "mistake"})
 
 
-def failure(group: list[CheckResult], say: Say, drawn: set[str]) -> Failure:
-    """A group of checks that failed the same way (one check: its finding in full)."""
+def failure(group: list[CheckResult], say: Say, drawn: set[str], said: set[str] | None = None) -> Failure:
+    """A group of checks that failed the same way (one check: its finding in full). ``said``:
+    what the task's earlier failures said (a likely mistake, a sentence of a row), not said again."""
     lines = tuple(check_line(check, say) for check in group)
     heading = say.text("page.same_problem") if len(group) > 1 else Prose()
     finding = group[0].finding
     if finding is None:  # a result without a finding (an older grader's): its message
         return Failure(lines, heading, say.words(group[0].message), (), None, None)
-    mistake = Row(say.text("feedback.mistake"), say.mistake(finding.mistake)) if finding.mistake else None
+    said = set() if said is None else said
+    mistake = Row(say.text("feedback.mistake"), say.mistake(finding.mistake)) \
+        if finding.mistake and f"mistake {finding.mistake}" not in said else None
+    said.add(f"mistake {finding.mistake}")
+    rows = []
+    for row in finding_rows(finding, say, len(group) == 1):
+        if isinstance(row.value, Prose) and f"{row.label} {row.value}" in said:
+            continue  # the same sentence under an earlier failure (a difference found twice)
+        said.add(f"{row.label} {row.value}")
+        rows.append(row)
     figure = _figure(finding, say, drawn) if finding.heatmap is not None else None
-    return Failure(lines, heading, say(finding.problem), finding_rows(finding, say, len(group) == 1),
-                   mistake, figure)
+    return Failure(lines, heading, say(finding.problem), tuple(rows), mistake, figure)
 
 
 def finding_rows(finding: Finding, say: Say, checked: bool) -> tuple[Row, ...]:

@@ -26,13 +26,13 @@ Torch-free. Call it from the driver process only: the gradebook is one sqlite fi
 """
 import importlib
 
-from .written_points import recorded_points, remember_course
+from .written_points import has_gradebook, recorded_points, remember_course
 from .where import CourseError, RecordError, course_root
 
 _LAZY = {"NbgraderCourse": "nbgrader_course", "swap_execute": "nbgrader_course", "RestoreCellRoles": "steps",
          "WriteAutograderOutputs": "steps"}  # these import nbgrader (seconds): only when used
 __all__ = ["CourseError", "NbgraderCourse", "RecordError", "RestoreCellRoles", "WriteAutograderOutputs",
-           "course_root", "recorded_points", "remember_course", "swap_execute"]
+           "course_root", "has_gradebook", "recorded_points", "remember_course", "swap_execute"]
 
 
 def __getattr__(name: str):

@@ -16,6 +16,12 @@ def remember_course(folder: Path, root: Path) -> None:
     (folder / MARKER).write_text(str(root.resolve()) + "\n", encoding="utf-8")
 
 
+def has_gradebook(folder: Path) -> bool:
+    """Whether ``folder``'s results were recorded into an nbgrader course (whose formgrader is
+    where the TA grades the written answers)."""
+    return (folder / MARKER).is_file()
+
+
 def recorded_points(folder: Path, assignment: str, tasks: Iterable[str]) -> dict[str, dict[str, float]]:
     """Points per student and written task from the gradebook ``folder`` was recorded into
     ({} when it was recorded into none); CourseError when that course cannot be read."""

@@ -8,11 +8,14 @@ A result is reused while the submission, the source notebook, the grader.yml tha
 used, the seed and the grader's version are all unchanged, so a batch killed half-way
 and started again grades only what is missing.
 """
+import array
 import hashlib
 import os
+import re
 import resource
 import stat
 import time
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +28,8 @@ from ..checks.core import lost_reason
 from ..config import GraderConfig
 from ..course import COURSE, Course
 from .task import RunSettings
-from ..submissions.reading import NotJSON, TooLarge, read_kept
-from ..results import Issue, SubmissionResult, TaskResult, text
+from ..submissions.reading import ANSWER_LENGTH, NotJSON, TooLarge, read_kept
+from ..results import Issue, SubmissionResult, TaskResult, WrittenAnswer, text
 from ..sandbox.client import WorkerLost
 from .session import Session
 from ..submissions.find import Submission
@@ -76,9 +79,10 @@ class Batch:
         return hashlib.sha256(self.fingerprint_base.encode() + (data or b"<unreadable>")).hexdigest()
 
 
-def read_submission(submission: Submission, limit_bytes: int) -> tuple[bytes | None, Issue | None]:
-    """What grading uses of the notebook (``reading.read_kept``: code cells' sources and the
-    cells' nbgrader metadata, as JSON), read without following a link, or why not."""
+def read_submission(submission: Submission, batch: Batch) -> tuple[bytes | None, Issue | None]:
+    """What grading uses of the notebook (``reading.read_kept``: code cells' sources, the written
+    answers' text and the cells' nbgrader metadata, as JSON), read without following a link
+    (at most ``max_notebook_mb`` of grader.yml kept), or why not."""
     if submission.problem is not None:
         return None, submission.problem
     name = submission.path.name
@@ -92,7 +96,7 @@ def read_submission(submission: Submission, limit_bytes: int) -> tuple[bytes | N
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return None, Issue(code="not_regular_file", text=text("issue.not_regular", path=name))
         try:
-            return read_kept(handle, limit_bytes), None
+            return read_kept(handle, batch.config.max_notebook_mb << 20, batch.settings.written), None
         except (TooLarge, NotJSON) as why:
             return None, _unread(name, why)
 
@@ -103,6 +107,8 @@ def _unread(name: str, why: Exception) -> Issue:
         limit = f"{why.limit / 2**20:g}"
         if why.what == "read":
             return Issue(code="too_large", text=text("issue.too_large", name=name, limit=limit))
+        if why.what == "values":
+            return Issue(code="too_large", text=text("issue.too_many_values", name=name, limit=str(why.limit)))
         return Issue(code="too_large", text=text("issue.too_much_code", name=name, limit=limit))
     if not why.utf8:
         return Issue(code="unreadable", text=text("issue.not_utf8", name=name, position=why.reason))
@@ -126,7 +132,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission,
     progress = progress or _quiet
     progress("read")
     started = time.monotonic()
-    data, problem = read_submission(submission, batch.config.max_notebook_mb << 20)
+    data, problem = read_submission(submission, batch)
     result = empty_result(batch, submission, batch.fingerprint(data))
     if submission.notice is not None:
         result.warnings.append(Issue(code=submission.notice.id.removeprefix("issue."), text=submission.notice))
@@ -142,6 +148,7 @@ def grade_submission(sandbox, batch: Batch, submission: Submission,
     if notebook is not None:
         assemble(notebook, batch.source, batch.settings.autograded, plan)
         result.solutions = solution_cells(plan, batch.settings.autograded)
+        result.answers = written_answers(notebook, batch.settings.written)
     result.warnings += plan.warnings
     result.errors += plan.errors
     result.timing["read"] = round(time.monotonic() - started, 4)
@@ -160,21 +167,128 @@ def _task_cells(spec) -> set[str]:
     return {*spec.tasks, *(f"{task}_tests" for task in spec.tasks)}
 
 
-MAX_SOLUTION_CHARS = 64 * 1024  # per task: far above any real answer, a bound on what is kept
+MAX_SOLUTION_CHARS = 64 * 1024  # per task: a cell up to this size is kept as it is
+MAX_SOLUTION_TOKENS = 64 * 1024  # a longer one: this many tokens of its code (what the similarity compares)
+MAX_KEPT_CHARS = 256 * 1024      # and at most this many characters of them
+LONG_TOKEN = 64                  # a longer literal, name or number is kept shortened
+NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 
 
 def solution_cells(plan: CellPlan, tasks: list[str]) -> dict[str, str]:
     """Each task's solution cell as the student wrote it (magics removed), for the class
-    report's similarity; a notebook without nbgrader metadata has none by grade id. Over
-    ``MAX_SOLUTION_CHARS``, its comment-only and blank lines go before the cut (red team 4: a copy
-    hid behind 64 KiB of comments, which the similarity drops anyway)."""
+    report's similarity; a notebook without nbgrader metadata has none by grade id."""
     return {label: _kept_code(source) for label, source in plan.cells if label in tasks}
 
 
 def _kept_code(source: str) -> str:
-    if len(source) > MAX_SOLUTION_CHARS:
-        source = "\n".join(line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
-    return source[:MAX_SOLUTION_CHARS]
+    """A cell over ``MAX_SOLUTION_CHARS`` loses what the similarity does not compare before it is
+    cut, so the cut counts code (red teams 4 and 13: a copy hid behind 64 KiB of comments, then
+    behind a 70 KB string literal): blank and comment lines go, a long literal keeps its quotes
+    around an ellipsis, and the cut comes after ``MAX_SOLUTION_TOKENS`` tokens of code or
+    ``MAX_KEPT_CHARS`` characters. Reading stops there: the work is bounded by what is kept."""
+    if len(source) <= MAX_SOLUTION_CHARS:
+        return source
+    lines = _CodeLines(source)
+    kept = _code_tokens(lines)
+    if kept is None:   # not Python from some line on (an unclosed bracket, an indentation error)
+        lines, kept, size = _CodeLines(source), [], 0
+        while size < MAX_KEPT_CHARS and (line := lines.readline()):
+            kept.append(line)
+            size += len(line)
+    return "".join(kept)[:MAX_KEPT_CHARS].rstrip("\n")
+
+
+class _CodeLines:
+    """``readline`` for the tokeniser: the lines of ``source`` that are neither blank nor only a
+    comment, each remembered by where it lies in ``source`` (two numbers a line, not a copy)."""
+
+    def __init__(self, source: str):
+        self.source, self.at = source, 0
+        self.starts, self.ends = array.array("q"), array.array("q")
+        self.first = 1   # the row of ``starts[0]``
+
+    def readline(self) -> str:
+        while self.at < len(self.source):
+            start = self.at
+            end = self.source.find("\n", start)
+            self.at = end = len(self.source) if end < 0 else end + 1
+            line = self.source[start:end]
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                self.starts.append(start)
+                self.ends.append(end)
+                return line if line.endswith("\n") else line + "\n"
+        return ""
+
+    def where(self, row: int, col: int) -> int:
+        return self.starts[row - self.first] + col
+
+    def taken(self, last: int, edits: list[tuple[int, int, str]]) -> str:
+        """The lines up to row ``last``, each edit (start, end, replacement) made; forgotten then."""
+        pieces, edit, count = [], 0, last - self.first + 1
+        for start, end in zip(self.starts[:count], self.ends[:count]):
+            at = start
+            while edit < len(edits) and edits[edit][0] < end:
+                begin, finish, replacement = edits[edit]
+                if begin >= at:
+                    pieces += [self.source[at:begin], replacement]
+                at = max(at, finish)
+                if finish > end:
+                    break   # it runs on into the next line
+                edit += 1
+            if at < end:
+                pieces.append(self.source[at:end])
+        del self.starts[:count], self.ends[:count]
+        self.first = last + 1
+        return "".join(pieces)
+
+
+def _code_tokens(lines: _CodeLines) -> list[str] | None:
+    """The lines up to the cut, each logical line once tokenised, with its comment dropped and
+    its long tokens shortened (None: it could not be tokenised)."""
+    kept, edits, size, count = [], [], 0, 0
+    try:
+        for kind, text, (row, col), (end_row, end_col), _ in tokenize.generate_tokens(lines.readline):
+            count += kind not in NOT_CODE
+            if kind == tokenize.COMMENT or len(text) > LONG_TOKEN:
+                edits.append((lines.where(row, col), lines.where(end_row, end_col), _shortened(kind, text)))
+            if kind in (tokenize.NEWLINE, tokenize.NL) and end_row >= lines.first:
+                kept.append(lines.taken(end_row, edits))
+                size, edits = size + len(kept[-1]), []
+                if count >= MAX_SOLUTION_TOKENS or size >= MAX_KEPT_CHARS:
+                    break
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if len(lines.starts):
+        kept.append(lines.taken(lines.first + len(lines.starts) - 1, edits))
+    return kept
+
+
+def _shortened(kind: int, text: str) -> str:
+    """A comment goes; a long string keeps its prefix and quotes; a long name or number its head."""
+    if kind == tokenize.COMMENT:
+        return ""
+    if kind == tokenize.STRING:
+        quoted = re.match(r"([A-Za-z]*)(\'\'\'|\"\"\"|\'|\")", text)
+        return f"{quoted[1]}{quoted[2]}...{quoted[2]}" if quoted else "..."
+    if tokenize.tok_name.get(kind) == "FSTRING_MIDDLE":   # Python 3.12: an f-string's text
+        return "..."
+    return text[:LONG_TOKEN]
+
+
+def written_answers(notebook, tasks: frozenset[str]) -> dict[str, WrittenAnswer]:
+    """Each written task's answer cell as the student wrote it (the first cell of its grade id,
+    as ``reading.read_kept`` kept it: cut, with the whole text's length), for the TA's
+    answers.html; a task whose cell is missing has none."""
+    answers: dict[str, WrittenAnswer] = {}
+    for cell in notebook.cells:
+        gid = grade_id(cell)
+        if gid in tasks and gid not in answers:
+            source = cell.get("source", "")
+            source = "".join(p for p in source if isinstance(p, str)) if isinstance(source, list) else str(source)
+            length = cell.get(ANSWER_LENGTH)
+            answers[gid] = WrittenAnswer(text=source, length=length if isinstance(length, int) else len(source))
+    return answers
 
 
 def _other_assignment(batch: Batch, notebook) -> str | None:

@@ -142,7 +142,7 @@ class Session:
         results = {}
         for task_id in task_ids:
             progress(task_id)
-            grade = grade_task(self.student, self.settings, task_id)
+            grade = grade_task(self.student, self.settings, task_id, cell=dict(self.cells).get(task_id))
             results[task_id] = grade.result
             self.warnings += grade.warnings
             self.errors += grade.errors

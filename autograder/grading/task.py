@@ -1,4 +1,5 @@
-"""Grading one task: bind the other tasks' names to the book, run the checks, add points."""
+"""Grading one task: bind the other tasks' names to the book, run the checks, add points; a
+task whose cell is still the released template's is then said to be not attempted yet."""
 import contextlib
 import zlib
 from dataclasses import dataclass, field
@@ -7,7 +8,7 @@ from ..checks import TASKS, book_without, names_to_bind
 from ..checks.core import Context, PerStudent, run_check
 from ..config import AssignmentConfig, ConfigError, GraderConfig
 from ..course import BOOK_CONTEXT, COURSE, Course
-from ..results import CheckResult, Finding, Issue, TaskResult, text
+from ..results import NOT_ATTEMPTED, CheckResult, Finding, Issue, TaskResult, Text, text
 from ..sandbox.client import Student, StudentError
 
 
@@ -19,18 +20,25 @@ class RunSettings:
     seed: int
     device: str = "cpu"
     book_source: str = field(default_factory=COURSE.book_source, repr=False)
+    templates: dict[str, str] = field(default_factory=dict, repr=False)  # task -> its cell as released
 
     @classmethod
     def resolve(cls, config: GraderConfig, assignment: str, seed: int | None = None,
                 device: str | None = None, course: Course = COURSE) -> "RunSettings":
         """``seed`` and ``device`` override grader.yml's; raises ``ConfigError`` when unusable."""
         seed = seed if seed is not None else config.seed
-        return cls(assignment, config.assignment(assignment), assignment_seed(assignment, seed),
-                   resolve_device(device or config.device), _checked_book(course, assignment))
+        spec = config.assignment(assignment)
+        return cls(assignment, spec, assignment_seed(assignment, seed), resolve_device(device or config.device),
+                   _checked_book(course, assignment), course.released_cells(assignment, spec.notebook))
 
     @property
     def autograded(self) -> list[str]:
         return [task_id for task_id in self.spec.tasks if not self.spec.is_manual(task_id)]
+
+    @property
+    def written(self) -> frozenset[str]:
+        """The written answers' task ids (graded by the TA; their text is kept for answers.html)."""
+        return frozenset(task_id for task_id in self.spec.tasks if self.spec.is_manual(task_id))
 
     @property
     def task_checks(self) -> dict[str, list[str]]:
@@ -77,8 +85,18 @@ class TaskGrade:
     lost_worker: bool = False
 
 
-def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGrade:
-    """Run ``task_id``'s checks on the student's code; every check ends with a verdict."""
+def grade_task(student: Student, settings: RunSettings, task_id: str, cell: str | None = None) -> TaskGrade:
+    """Run ``task_id``'s checks on the student's code; every check ends with a verdict. ``cell``:
+    the task's solution cell as handed in, where this process read it (``not_attempted``)."""
+    grade = _task_grade(student, settings, task_id)
+    reason = not_attempted(grade.result, cell, settings.templates.get(task_id))
+    if reason is not None:
+        for check in grade.result.checks:  # each check still recorded, failed, with the one line
+            check.finding, check.blocked_by, check.note = Finding(problem=reason), None, None
+    return grade
+
+
+def _task_grade(student: Student, settings: RunSettings, task_id: str) -> TaskGrade:
     points, task = settings.spec.tasks[task_id], TASKS[task_id]
     grade = TaskGrade(TaskResult(id=task_id, score=0.0, max_score=settings.spec.points(task_id)))
     try:
@@ -108,6 +126,59 @@ def grade_task(student: Student, settings: RunSettings, task_id: str) -> TaskGra
             with contextlib.suppress(StudentError):  # the next task binds afresh, unbinding first
                 student.unbind()
     return grade
+
+
+STUB = "raise NotImplementedError()"  # what nbgrader puts in place of each solution in the release
+UNTOUCHED = "NotImplementedError"     # what it raises
+
+
+def not_attempted(task: TaskResult, cell: str | None, template: str | None) -> Text | None:
+    """The one line for a task left as released, or None. Decided here, never by the worker:
+    no check passed, and either the cell handed in is the template's (``cell`` and ``template``,
+    both read by this process, alike but for blank lines, comments and spaces), or every check
+    failed on the template's own ``raise NotImplementedError()`` (the worker's word for which
+    line raised, held to ``cell`` where this process has it)."""
+    if not task.checks or any(check.passed for check in task.checks):
+        return None
+    if cell is not None and template is not None and _code(cell) == _code(template):
+        return text(NOT_ATTEMPTED)
+    line = _stub_raised(task)
+    lines = cell.splitlines() if cell is not None else None
+    if line is None or (lines is not None and (line > len(lines) or lines[line - 1].strip() != STUB)):
+        return None  # not the stub, or the worker named a line of the cell that is no stub
+    return text(f"{NOT_ATTEMPTED}_line", line=line)
+
+
+def _code(source: str) -> list[str]:
+    """A cell's code lines, without blank lines, comments and trailing spaces."""
+    return [line.rstrip() for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _stub_raised(task: TaskResult) -> int | None:
+    """The line of the task's cell whose template stub every judged check raised, else None."""
+    lines = {_stub_line(check, task.id) for check in task.checks if not _raises_anywhere(check)}
+    line = lines.pop() if len(lines) == 1 else None
+    return int(line) if line is not None and line.isdigit() else None
+
+
+def _raises_anywhere(check: CheckResult) -> bool:
+    """Not judged, or the device check of code that raises on every input (``runs_nowhere``):
+    what it says follows from the other checks'."""
+    problem = check.finding.problem if check.finding is not None else None
+    return check.blocked_by is not None or (problem is not None and problem.id == "devices.runs_nowhere"
+                                            and problem.params.get("type") == UNTOUCHED)
+
+
+def _stub_line(check: CheckResult, task_id: str) -> str | None:
+    """The line of the task's cell at which the check's code raised the template's stub, else None."""
+    problem = check.finding.problem if check.finding is not None else None
+    if (problem is None or problem.id != "check.raised" or problem.params.get("type") != UNTOUCHED
+            or problem.params.get("message")):
+        return None
+    where = problem.params.get("where")
+    if not isinstance(where, Text) or where.id != "check.where_line" or where.params.get("cell") != task_id:
+        return None
+    return str(where.params.get("line")) if str(where.params.get("code", "")).strip() == STUB else None
 
 
 def _rebased(student: Student, task) -> bool:

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import AssignmentConfig, ConfigError
-from ..files import clean_text, from_spreadsheet
+from ..files import clean_text, csv_text, write_new
 from ..results import SubmissionResult
+from ..submissions.ids import given
 
 FILE = "manual_points.csv"
 HEADER = ("student_id", "task", "points")
@@ -94,6 +95,17 @@ def read_manual_points(folder: Path, tasks: Tasks) -> ManualPoints:
     return ManualPoints(path, points, firsts)
 
 
+def write_blank(folder: Path, student_ids: list[str], tasks: Tasks) -> Path | None:
+    """``folder/manual_points.csv`` with a row per student (in id order) and written task and
+    empty points, where the folder has none; the path, or None where a file is there already
+    (or the assignment has no written task)."""
+    if not tasks.manual:
+        return None
+    path = folder / FILE
+    rows = [[student, task, None] for student in sorted(student_ids) for task in tasks.manual]
+    return path if write_new(path, csv_text(list(HEADER), rows)) else None
+
+
 def _entries(path: Path, rows: list[list[str]], tasks: Tasks):
     """(points per student and task, the row of each, the problems), rows counted from 2."""
     points: dict[str, dict[str, float]] = {}
@@ -142,7 +154,7 @@ def _header_problems(path: Path, header: list[str]) -> list[str]:
 def _row(row: list[str], tasks: Tasks) -> tuple[str, str, float] | str | None:
     """(student, task, points), or a problem's text, or None when no points are entered yet."""
     if len(row) != len(HEADER):
-        return f"{len(row)} cells instead of 3; write student_id,task,points (quote a cell that holds a comma)"
+        return _cells_problem(row)
     student, task, value = _student(row[0]), row[1].strip(), row[2].strip()
     if not student:
         return "no student_id; write the id as grades.csv has it"
@@ -160,9 +172,18 @@ def _row(row: list[str], tasks: Tasks) -> tuple[str, str, float] | str | None:
     return student, task, points
 
 
+def _cells_problem(row: list[str]) -> str:
+    """A row of another length than the header's: a decimal comma (``1,5`` unquoted) said as such."""
+    whole, fraction = (row[2].strip(), row[3].strip()) if len(row) == len(HEADER) + 1 else ("", "")
+    if whole.isdigit() and fraction.isdigit():
+        return (f"points {whole},{fraction} has a decimal comma, which splits the row into 4 cells; write "
+                f"{whole}.{fraction} (or quote it: \"{whole},{fraction}\")")
+    return f"{len(row)} cells instead of 3; write student_id,task,points (quote a cell that holds a comma)"
+
+
 def _student(cell: str) -> str:
-    """The id of a cell written as grades.csv writes it (the ``'`` it adds removed)."""
-    return from_spreadsheet(clean_text(cell))
+    """The id of a cell written as grades.csv writes it (the ``'`` it adds removed: ``ids.given``)."""
+    return given(cell)
 
 
 def _task_problem(task: str, tasks: Tasks) -> str:

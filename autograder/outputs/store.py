@@ -5,7 +5,8 @@ in the configured language, and the structured findings that the pages re-render
 ``feedback/<id>.md``, ``timing/<id>.json`` (seconds per phase and per check: kept out of the
 result so that a result is byte-identical however often it is graded) and
 ``solutions/<id>.json`` (the solution cells it was graded from, for the class report's
-similar solutions: ``autograder.outputs.solutions``).
+similar solutions: ``autograder.outputs.solutions``) and ``answers/<id>.json`` (its written
+answers, for the TA's ``answers.html``: ``autograder.outputs.answers``).
 
 Every string written passes ``clean_text``, one rule for text that is not valid UTF-8:
 each undecodable byte becomes ``\\xNN`` (so a cp1251 file name unpacked on Linux keeps a
@@ -14,13 +15,15 @@ stays inside the JSON and in grades.csv. No text cell of grades.csv starts a
 spreadsheet formula.
 """
 import contextlib
+import fcntl
 import json
+import os
 import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import solutions
+from . import answers, solutions
 from ..config import ConfigError
 from ..feedback import FeedbackView, Say
 from ..feedback.markdown import feedback_markdown
@@ -33,6 +36,7 @@ from ..pages import write_student_page
 from ..results import SubmissionResult
 
 MARKER = ".autograder-assignment"
+SERVICE_LOCK = Path(".service") / "lock"   # held by `autograder serve` while it serves the folder
 
 
 class OutputFolder:
@@ -71,8 +75,28 @@ class OutputFolder:
         marker.write_text(self.assignment + "\n", encoding="utf-8")
         self._remove_leftovers()
 
+    def hold_unless_served(self) -> int | None:
+        """Refuse a folder that a running ``autograder serve`` holds (``.service/lock``): its next
+        result rewrites grades.csv from the results it holds in memory, and this run's students
+        would leave it for good (red team 13). A folder a service served once is held for this
+        run (the returned descriptor, kept open), so that none starts on it meanwhile."""
+        lock = self.path / SERVICE_LOCK
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            return None   # never served
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ConfigError(f"--output {self.path}: `autograder serve` is serving from this folder, and its next "
+                              f"result would write grades.csv without this run's students; stop the service "
+                              f"first, or give another --output") from None
+        return fd
+
     def _remove_leftovers(self) -> None:
-        for folder in (self.path, self.path / "feedback", self.path / "timing", self.path / solutions.FOLDER):
+        for folder in (self.path, self.path / "feedback", self.path / "timing", self.path / solutions.FOLDER,
+                       self.path / answers.FOLDER):
             for leftover in folder.glob(".*.tmp"):
                 leftover.unlink()  # a write cut short by a killed run
 
@@ -116,19 +140,42 @@ class OutputFolder:
             found.append(result)
         return sorted(found, key=lambda r: r.student_id)
 
-    def save(self, result: SubmissionResult, pages: bool = True) -> SubmissionResult:
-        """The result, its feedback (Markdown and HTML; not with ``pages=False``) and its
-        timings, each written atomically; returns the result as written (rendered, clean text)."""
+    def save(self, result: SubmissionResult, pages: bool = True, entered: Entered | None = None) -> SubmissionResult:
+        """The result, its feedback (Markdown and HTML, with the written answers' points
+        ``entered`` so far; not with ``pages=False``), its timings, solution cells and written
+        answers, each written atomically; returns the result as written (rendered, clean text)."""
         stem, result = file_stem(result.student_id), self.rendered(result)
         if pages:
-            view = FeedbackView.of(result, self.say)
-            write_atomically(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(view)))
-            write_student_page(view, self.path / "feedback" / f"{stem}.html")
+            self._write_feedback(result, self._feedback_view(result, entered or {}))
         write_atomically(self.path / "timing" / f"{stem}.json", json.dumps(_timing(result), indent=1))
         solutions.save(self.path, result.student_id, result.solutions)
+        answers.save(self.path, result.student_id, result.answers)
         data = result.model_dump(mode="json", exclude=_KEPT_APART)
         write_atomically(self.path / f"{stem}.json", json.dumps(data, indent=1, ensure_ascii=False))
         return result
+
+    def refresh_feedback(self, result: SubmissionResult, entered: Entered) -> bool:
+        """Rewrite ``result``'s feedback where the written answers' points ``entered`` now change
+        what it says (the TA entered or corrected them since it was written; a result as stored,
+        reused or kept, is not graded again for that). True when it was rewritten."""
+        view = self._feedback_view(result, entered)
+        markdown = self.path / "feedback" / f"{file_stem(result.student_id)}.md"
+        try:
+            if markdown.read_text(encoding="utf-8") == clean_text(feedback_markdown(view)):
+                return False
+        except (OSError, UnicodeDecodeError):
+            pass  # none yet, or not ours: written afresh
+        self._write_feedback(result, view)
+        return True
+
+    def _feedback_view(self, result: SubmissionResult, entered: Entered) -> FeedbackView:
+        total = total_of(result, entered)
+        return FeedbackView.of(result, self.say, total.written, total.score)
+
+    def _write_feedback(self, result: SubmissionResult, view: FeedbackView) -> None:
+        stem = file_stem(result.student_id)
+        write_atomically(self.path / "feedback" / f"{stem}.md", clean_text(feedback_markdown(view)))
+        write_student_page(view, self.path / "feedback" / f"{stem}.html")
 
     def keep(self, student_id: str, name: str) -> Path:
         """A copy of the student's latest result and its feedback, as ``save`` wrote them, kept
@@ -158,13 +205,16 @@ class OutputFolder:
 
     def write_grades(self, results: list[SubmissionResult], task_ids: list[str],
                      entered: Entered | None = None) -> Path:
-        """grades.csv: student_id, assignment, score, max_score, then one column per task; a
-        written task's column holds the points entered for it (``entered``, through
-        ``totals.total_of``), empty until then. ``score`` stays the autograded sum."""
+        """grades.csv: student_id, assignment, score, max_score, then one column per task. ``score``
+        is what the student has so far (SPEC §3: the autograded points plus the written answers'
+        points entered, ``entered``, through ``totals.total_of``), so ``score / max_score`` reads
+        right; a written task's column holds the points entered for it, empty until then. The
+        result's JSON keeps its own ``score``, the autograded sum."""
         rows = []
         for result in sorted(results, key=lambda r: r.student_id):
-            scores = {task.id: task.score for task in result.tasks} | total_of(result, entered or {}).written
-            rows.append([result.student_id, result.assignment, result.score, result.max_score,
+            total = total_of(result, entered or {})
+            scores = {task.id: task.score for task in result.tasks} | total.written
+            rows.append([result.student_id, result.assignment, total.score, result.max_score,
                          *(scores.get(t) for t in task_ids)])
         path = self.path / "grades.csv"
         write_atomically(path, csv_text(["student_id", "assignment", "score", "max_score", *task_ids], rows))
@@ -172,8 +222,8 @@ class OutputFolder:
 
 
 # Kept beside the result, not in it: timings (a result is byte-identical however often it is
-# graded) and the solution cells (outputs/solutions.py).
-_KEPT_APART = {"timing": True, "solutions": True,
+# graded), the solution cells (outputs/solutions.py) and the written answers (outputs/answers.py).
+_KEPT_APART = {"timing": True, "solutions": True, "answers": True,
                "tasks": {"__all__": {"seconds": True, "checks": {"__all__": {"seconds", "again_on_cpu"}}}}}
 
 

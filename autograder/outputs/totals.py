@@ -5,9 +5,10 @@ One view, many writers (STYLE §16): grades.csv, ``show``, ``export``, the conso
 class report and the service take their numbers and their words from here: ``entered_in``
 reads the written answers' points known for a results folder (the nbgrader gradebook it was
 recorded into, with manual_points.csv over it), and ``total_of`` makes a student's total.
-The result's own ``score`` stays the autograded sum; a written answer counts once its points
-are entered (formgrader in an nbgrader course, else ``manual_points.csv``), and a total with
-a written answer not yet entered says so.
+The result's own ``score`` stays the autograded sum; a total is what the student has so far
+(SPEC §3): the autograded points plus each written answer's points once they are entered
+(formgrader in an nbgrader course, else ``manual_points.csv``), and a total with a written
+answer not yet entered says so.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,9 +37,14 @@ class Total:
 
     @property
     def score(self) -> float:
-        """Autograded plus the written answers' points; the autograded part alone while those
-        are not entered."""
-        return round(self.autograded + (self.manual or 0.0), 6)
+        """What the student has so far: the autograded points plus the written answers' points
+        entered (all of them, some, or none yet)."""
+        return round(self.autograded + (self.entered or 0.0), 6)
+
+    @property
+    def entered(self) -> float | None:
+        """The written answers' points entered so far (None while none is entered)."""
+        return float(sum(self.written.values())) if self.written else None
 
     @property
     def max_score(self) -> float:
@@ -78,6 +84,9 @@ def total_line(total: Total, language: str) -> str:
                "max": number(total.max_score, language)}
     if not total.manual_max:
         return texts.render(text("grades.total_autograded", auto=numbers["auto"], auto_max=numbers["auto_max"]),
+                            language)
+    if total.manual is None and total.entered is not None:  # some written answers entered, not all
+        return texts.render(text("grades.total_partial", manual=number(total.entered, language), **numbers),
                             language)
     if total.manual is None:
         return texts.render(text("grades.total_pending", **numbers), language)

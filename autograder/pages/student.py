@@ -47,7 +47,7 @@ def _task(task: TaskView) -> str:
     head = f'<h2 id="task-{esc(task.id)}">{ident(task.id)}'
     if task.manual:
         return f"<section>{head}</h2><p>{prose(task.manual)}</p></section>"
-    body = f"<p>{prose(task.not_graded)}</p>" if task.not_graded else ""
+    body = f"<p>{prose(task.summary)}</p>" if task.summary else ""
     body += "".join(_failure(each) for each in task.failures)
     if task.others:
         body += f'<ul class="passed">{"".join(_other(check) for check in task.others)}</ul>'
@@ -89,10 +89,10 @@ def _figure(figure: Figure, pictures: tuple[bytes, bytes] | None, mistake: Row |
     if pictures is None:
         return f'<p class="note">{prose(figure.caption)}</p>'
     verdict = (f'{prose(mistake.label)}: <span class="mistake">{_value(mistake)}</span>' if mistake
-               else prose(figure.no_mistake))
+               else prose(figure.no_mistake))  # neither: the mistake was named above
     images = "".join(image(png, title) for png, title in zip(pictures, figure.titles, strict=True))
     return (f'<figure><div class="pair">{images}</div>'
-            f"<figcaption>{prose(figure.caption)}<br>{verdict}</figcaption></figure>")
+            f"<figcaption>{prose(figure.caption)}{f'<br>{verdict}' if verdict else ''}</figcaption></figure>")
 
 
 def _other(check: CheckLine) -> str:

@@ -17,7 +17,8 @@ For each assignment of ``HELPER_MODULES`` (``autograder/course.py``):
    TA rubrics disappear, locked cells are marked read-only, the helpers are copied.
 
 Then ``<into>/requirements.txt`` (the widest versions the notebooks need, not the
-grader's pins) and ``<into>/README.md`` (``student_readme.md``, "Как начать").
+grader's pins) and ``<into>/README.md`` (``student_readme.md``, "Как начать", with how this
+course hands in: ``service/handing_in.py``).
 The output depends only on the course's files, so a test can regenerate it and compare.
 """
 import ast
@@ -32,8 +33,8 @@ from ..course import COURSE, HELPER_MODULES, HELPER_PACKAGE, Course
 
 HELPER_ZIP = f"{HELPER_PACKAGE}.zip"
 STUDENT_README = Path(__file__).with_name("student_readme.md")
-# The oldest versions the notebooks and helpers need (README: "Supported versions"). Lower
-# bounds only: a student's or Colab's newer torch is never replaced, and on Linux the
+# The oldest versions the notebooks and helpers need (docs: For students, "Installing"). Lower
+# bounds only: a student's or Colab's newer torch is never replaced, and on Linux the students'
 # README installs torch from the CPU index first, so pip finds it already satisfied.
 STUDENT_REQUIREMENTS = {
     "torch": "2.0",        # by reading the API the helpers and visible checks use; tested: 2.13
@@ -67,8 +68,16 @@ def release(course: Course = COURSE, into: Path | None = None) -> list[Path]:
         generate_assignment(course, assignment, into)
         written.append(into / assignment / course.source_notebook(assignment).name)
     written.append(_write(into / "requirements.txt", requirements()))
-    written.append(_write(into / "README.md", STUDENT_README.read_text(encoding="utf-8")))
+    written.append(_write(into / "README.md", student_readme(course)))
     return written
+
+
+def student_readme(course: Course) -> str:
+    """``student_readme.md``, saying how this course hands in (grader.yml's ``service``)."""
+    from ..config import load_config
+    from ..service.handing_in import filled
+    return filled(STUDENT_README.read_text(encoding="utf-8"), load_config(course=course).service,
+                  list(HELPER_MODULES))
 
 
 def write_helpers(course: Course, assignment: str, modules: tuple[str, ...]) -> list[Path]:

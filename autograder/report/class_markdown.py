@@ -152,7 +152,10 @@ def _mistakes(stats: ClassStats, language: str) -> list[str]:
                          _say("page.report.students", language), _say("page.report.named_in", language)], rows)
     else:
         lines += [_say("page.report.no_mistakes", language), ""]
-    return lines + [_say("page.report.undiagnosed", language, count=stats.undiagnosed), ""]
+    lines += [_say("page.report.undiagnosed", language, count=stats.undiagnosed), ""]
+    if stats.not_attempted:
+        lines += [_say("page.report.not_attempted", language, count=stats.not_attempted), ""]
+    return lines
 
 
 def _errors(stats: ClassStats, language: str) -> list[str]:

@@ -46,6 +46,20 @@ def write_class_report(results: list[SubmissionResult], folder: Path, language: 
     return html_path, markdown_path
 
 
+def write_class_report_of(job: dict) -> tuple[Path, Path]:
+    """``write_class_report`` of a job as JSON data (``report_job`` makes one): how a process of
+    its own draws the report of results it did not grade (the service's, SPEC §3)."""
+    results = [SubmissionResult.model_validate(data) for data in job["results"]]
+    return write_class_report(results, Path(job["folder"]), job["language"], job["task_checks"], job["entered"])
+
+
+def report_job(results: list[SubmissionResult], folder: Path, language: str, task_checks: dict[str, list[str]],
+               entered: dict[str, dict[str, float]]) -> dict:
+    """What ``write_class_report_of`` needs, as JSON data."""
+    return {"results": [r.model_dump(mode="json", exclude={"solutions"}) for r in results],
+            "folder": str(folder), "language": language, "task_checks": task_checks, "entered": entered}
+
+
 def _similar_of(results: list[SubmissionResult], folder: Path, course: Course) -> tuple[list[Pair], list[str]]:
     """The similar pairs among the cells kept in ``folder``, and who had none to compare."""
     if not results:
@@ -126,6 +140,8 @@ def _mistakes(stats: ClassStats, language: str) -> str:
     head = _h2("page.report.mistakes", language)
     explain = f'<p class="explain">{say(text("page.report.mistakes_explained"), language)}</p>'
     undiagnosed = f"<p>{say(text('page.report.undiagnosed', count=stats.undiagnosed), language)}</p>"
+    if stats.not_attempted:
+        undiagnosed += f"<p>{say(text('page.report.not_attempted', count=stats.not_attempted), language)}</p>"
     if not stats.mistakes:
         return f"{head}<p>{say(text('page.report.no_mistakes'), language)}</p>{undiagnosed}"
     rows = []

@@ -124,15 +124,33 @@ def _side_by_side(pair: Pair, holders: dict[str, list[str]], language: str) -> s
 def _marked(code: str, marks: tuple[tuple[int, int], ...]) -> str:
     """``code`` escaped, each line that the other cell mostly shares in ``<mark>`` (copydetect's
     spans end mid-token, where its filtered code maps back to the cell, and run over comments,
-    which it drops; whole lines of code read better)."""
-    shown, at = [], 0
+    which it drops; whole lines of code read better). One sweep over the lines and the merged
+    spans: a span is passed once, not once per line (red team 13: lines x marks took 12 s per
+    pair of 60 KB cells)."""
+    shown, at, spans, first = [], 0, _merged(marks), 0
     for line in code.split("\n"):
         indent = len(line) - len(line.lstrip())
         start, end = at + indent, at + len(line)
         at += len(line) + 1
-        shared = sum(max(0, min(e, end) - max(s, start)) for s, e in marks)
+        while first < len(spans) and spans[first][1] <= start:
+            first += 1
+        shared, index = 0, first
+        while index < len(spans) and spans[index][0] < end:
+            shared += min(spans[index][1], end) - max(spans[index][0], start)
+            index += 1
         if line.strip() and not line.lstrip().startswith("#") and 2 * shared >= end - start:
             shown.append(f"{esc(line[:indent])}<mark>{esc(line[indent:])}</mark>")
         else:
             shown.append(esc(line))
     return "\n".join(shown).strip("\n")
+
+
+def _merged(marks: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """The spans sorted, overlapping ones joined: no two share a character."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(marks):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        elif start < end:
+            merged.append((start, end))
+    return merged

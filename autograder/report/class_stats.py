@@ -12,7 +12,7 @@ from statistics import mean, median
 from ..results import SubmissionResult
 from .similarity import Pair
 from ..outputs.totals import Total, total_of
-from .unexplained import Group, unexplained_groups
+from .unexplained import Group, left_as_released, unexplained_groups
 
 SLOWEST_CHECKS = 10
 MAX_BINS = 20
@@ -83,7 +83,7 @@ class ClassStats:
     task_rates: list[Rate]
     check_rates: list[Rate]
     mistakes: list[MistakeCount]             # most students first
-    undiagnosed: int                         # failed checks that named no mistake
+    undiagnosed: int                         # failed checks that no known mistake explains (``unexplained``'s)
     with_errors: list[SubmissionResult]
     with_warnings: list[SubmissionResult]
     timings: list[Timing]                    # slowest submission first
@@ -91,6 +91,7 @@ class ClassStats:
     totals: list[Total] = field(default_factory=list)       # per submission (by id), autograded and written
     written: list[Written] = field(default_factory=list)    # per written task
     unexplained: list[Group] = field(default_factory=list)  # shared unknown mistakes
+    not_attempted: int = 0                   # tasks left as the template has them, over every submission
     similar: list[Pair] = field(default_factory=list)       # similar solutions, most alike first per task
     not_compared: list[str] = field(default_factory=list)   # students without kept solution cells
 
@@ -126,7 +127,7 @@ def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]
     ``similar`` the similar pairs and the students whose cells could not be compared."""
     manual = [task for task, checks in task_checks.items() if not checks]
     auto_max, manual_max = _maxima(results, manual)
-    mistakes, undiagnosed = _mistakes(results)
+    unexplained = unexplained_groups(results, task_checks)
     entered = entered or {}
     totals = sorted((total_of(r, entered) for r in results), key=lambda t: t.student_id)
     return ClassStats(
@@ -137,13 +138,14 @@ def summarise(results: list[SubmissionResult], task_checks: dict[str, list[str]]
         task_rates=[_task_rate(results, task) for task in task_checks if task not in manual],
         check_rates=[_check_rate(results, task, check)
                      for task, checks in task_checks.items() for check in checks],
-        mistakes=mistakes, undiagnosed=undiagnosed,
+        mistakes=_mistakes(results), undiagnosed=sum(len(group.students) for group in unexplained),
         with_errors=sorted((r for r in results if r.errors), key=lambda r: r.student_id),
         with_warnings=sorted((r for r in results if r.warnings), key=lambda r: r.student_id),
         timings=sorted((_timing(r) for r in results), key=lambda t: (-(t.total or 0.0), t.student)),
         slow_checks=_slow_checks(results), totals=totals,
         written=[_written(results, totals, task) for task in manual],
-        unexplained=unexplained_groups(results, task_checks), similar=similar[0], not_compared=similar[1])
+        unexplained=unexplained, similar=similar[0], not_compared=similar[1],
+        not_attempted=sum(left_as_released(task) for result in results for task in result.tasks))
 
 
 def _autograded(result: SubmissionResult) -> float:
@@ -176,23 +178,21 @@ def _check_rate(results: list[SubmissionResult], task_id: str, check_name: str) 
     return Rate(task_id, check_name, passed, len(results))
 
 
-def _mistakes(results: list[SubmissionResult]) -> tuple[list[MistakeCount], int]:
+def _mistakes(results: list[SubmissionResult]) -> list[MistakeCount]:
+    """The catalogued mistakes named, most students first. The failed checks that name none are
+    counted once, by the shared unknown mistakes (``unexplained``), which leave out what is no
+    mistake (a task not attempted yet, a cell that did not run) or follows from a named one."""
     counts: dict[str, MistakeCount] = {}
-    undiagnosed = 0
     for result in results:
         for task in result.tasks:
             for check in task.checks:
                 finding = check.finding
-                if check.passed:
-                    continue
-                if finding is None or finding.mistake is None:
-                    undiagnosed += 1
+                if check.passed or finding is None or finding.mistake is None:
                     continue
                 entry = counts.setdefault(finding.mistake, MistakeCount(finding.mistake))
                 entry.students.add(result.student_id)
                 entry.places.add((task.id, check.name))
-    ranked = sorted(counts.values(), key=lambda m: (-len(m.students), m.mistake))
-    return ranked, undiagnosed
+    return sorted(counts.values(), key=lambda m: (-len(m.students), m.mistake))
 
 
 NOT_PHASES = {"total", "worker_requests", "worker_s", "grader_peak_rss_mb"}   # the pipeline's other timings

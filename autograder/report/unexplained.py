@@ -6,9 +6,10 @@ check the same way fail it on the same shrunk example with the same output: a gr
 task, the failing check, the example's code and what the code gave (the ``got`` value; for
 code that raised, the error's type and message, not the line it raised at, which is each
 student's own). Largest group first, numbered within its task and check. A task left as the
-template has it (its stub's ``NotImplementedError``) is not a mistake, nor is one whose solution
-cell raised, crashed or was deleted (the student's result says so), and a task in which a check
-named a catalogued mistake is explained: all their failures are left out. A group a TA
+template has it (not attempted yet: grading says so, ``TaskResult.not_attempted``) is not a
+mistake, nor is one whose solution cell raised, crashed or was deleted (the student's result
+says so), and a task in which a check named a catalogued mistake is explained: all their
+failures are left out. A group a TA
 recognises is a candidate for the catalogue of mistakes.
 """
 import json
@@ -16,9 +17,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..results import Finding, SubmissionResult, TaskResult, Text
-
-UNTOUCHED = "NotImplementedError"   # what the released template's stubs raise
-
 
 @dataclass
 class Group:
@@ -36,7 +34,7 @@ def unexplained_groups(results: list[SubmissionResult], task_checks: dict[str, l
     for result in sorted(results, key=lambda r: r.student_id):
         broken = _cells_broken(result)
         for task in result.tasks:
-            if _untouched(task) or _diagnosed(task) or task.id in broken:
+            if left_as_released(task) or _diagnosed(task) or task.id in broken:
                 continue
             for check in task.checks:
                 if check.passed or check.blocked_by is not None:  # not judged: the blocking check's group says why
@@ -76,11 +74,11 @@ def _cells_broken(result: SubmissionResult) -> set[str]:
     return {issue.task for issue in [*result.errors, *result.warnings] if issue.code in CELL_BROKEN and issue.task}
 
 
-def _untouched(task: TaskResult) -> bool:
-    """A task left as the template has it: some check met the stub's NotImplementedError (its
-    other checks then fail in their own ways, which say nothing about a mistake either)."""
-    return any(check.finding is not None and check.finding.problem.id == "check.raised"
-               and check.finding.problem.params.get("type") == UNTOUCHED for check in task.checks)
+def left_as_released(task: TaskResult) -> bool:
+    """A task left as the template has it: grading said it was not attempted yet (its cell is the
+    template's, or every check met the template's own ``raise NotImplementedError()``), as the
+    student's feedback says it."""
+    return task.not_attempted is not None
 
 
 def _numbered(groups: list[Group], task_checks: dict[str, list[str]]) -> list[Group]:

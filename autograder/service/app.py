@@ -11,7 +11,8 @@ import json
 import math
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -24,14 +25,19 @@ from .. import texts
 from ..pages.markup import POLICY as FEEDBACK_POLICY
 from ..results import text
 from . import intake
-from .intake import Refusal, Uploads
-from .log import client_of, log, printable
+from .assignments import Assignments
+from .deadlines import Deadlines, shown
+from .intake import Refusal, Refusals, Uploads
+from .log import client_of, log, path_of, printable
 from .loop import GradingLoop
 from .outputs import Outputs
 from .page import HEADER_POLICY as PAGE_POLICY
 from .page import SCRIPT, students_page
 from .queue import Queue, Refused
 from .tokens import Tokens
+
+if TYPE_CHECKING:
+    from .exchange.poll import Exchange
 
 UPLOADING_RETRY_S = 10  # a student's second upload while the first is still arriving
 GONE = 499              # logged for an upload cut off mid-body (client gone or closed as late): nginx's code
@@ -48,29 +54,37 @@ class Service:
     slots: int
     per_hour: int
     limit_bytes: int
-    tokens: Tokens
+    tokens: Tokens | None   # None: no uploads, the API serves /api/health only (an exchange's service)
     queue: Queue
     uploads: Uploads
     outputs: Outputs
     loop: GradingLoop
+    assignments: Assignments = field(default_factory=Assignments)   # by default: every notebook is taken
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    exchange: "Exchange | None" = None   # when the service also takes hand-ins from nbgrader's exchange
 
 
 class Api:
     def __init__(self, service: Service):
         self.service = service
-        self.page = students_page(service.assignment, service.notebook, service.per_hour, service.language)
+        self.page = students_page(service.assignment, service.notebook, service.per_hour, service.language,
+                                  service.deadlines.default)
         self.receiving: set[str] = set()  # students whose upload is under way: one at a time each
+        self.refusals = Refusals()        # uploads refused once read: a rate of their own
 
     def routes(self) -> list[Route]:
+        if self.service.tokens is None:
+            return [Route("/api/health", self.health)]
         return [Route("/", self.students_page), Route("/page.js", self.script),
                 Route("/api/health", self.health),
                 Route("/api/submissions", self.submit, methods=["POST"]),
                 Route("/api/submissions/{id}", self.status),
                 Route("/api/submissions/{id}/feedback", self.feedback)]
 
-    def refuse(self, status: int, reason: str, headers: dict | None = None, **params) -> JSONResponse:
+    def refuse(self, status: int, reason: str, headers: dict | None = None, body: dict | None = None,
+               **params) -> JSONResponse:
         said = texts.render(text(f"service.error.{reason}", **params), self.service.language)
-        return JSONResponse({"error": reason, "reason": said}, status, headers=headers)
+        return JSONResponse({"error": reason, "reason": said, **(body or {})}, status, headers=headers)
 
     def student(self, request: Request) -> str | None:
         """The student whose token the request bears (``Authorization: Bearer TOKEN``), or None."""
@@ -86,25 +100,28 @@ class Api:
         return Response(SCRIPT, media_type="text/javascript")
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "assignment": self.service.assignment, "slots": self.service.slots,
-                             "queued": self.service.queue.queued()})
+        health = {"status": "ok", "assignment": self.service.assignment, "slots": self.service.slots,
+                  "queued": self.service.queue.queued()}
+        if self.service.exchange is not None:
+            health["refused_handins"] = self.service.exchange.refused()
+        return JSONResponse(health)
 
     async def submit(self, request: Request) -> Response:
         student = self.student(request)
         if student is None:
             return self.refuse(401, "unauthorized", ta=text("term.ta"))
-        retry = self.service.queue.retry_after(student, self.service.per_hour, time.time())
-        if retry is not None:
-            return self._too_many(retry)
-        if student in self.receiving:
-            return self.refuse(429, "uploading", headers={"Retry-After": str(UPLOADING_RETRY_S)})
+        not_now = self._not_now(student)
+        if not_now is not None:
+            return not_now
         submission_id = secrets.token_hex(8)
         self.receiving.add(student)
         try:
             added = await self._receive(request, student, submission_id)
         except Refusal as refusal:
+            self.refusals.add(student, time.time())
             return self.refuse(refusal.status, refusal.reason, **refusal.params)
         except ClientDisconnect:  # nobody is left to answer: the request's one log line says so, no traceback
+            self.refusals.add(student, time.time())
             return Response(status_code=GONE)
         finally:
             self.receiving.discard(student)
@@ -117,13 +134,35 @@ class Api:
                  f" (replacing {', '.join(added.replaced)})" if added.replaced else "")
         return JSONResponse({"id": submission_id, "status": "queued"}, 202)
 
+    def _not_now(self, student: str) -> Response | None:
+        """The refusal of an upload that may not be taken now (its body is not read), or None: 403
+        after the student's deadline; 429 above a rate (accepted submissions, refused uploads) or
+        while still uploading."""
+        deadline = self.service.deadlines.passed(student, time.time())
+        if deadline is not None:
+            return self.refuse(403, "deadline_passed", body={"deadline": deadline.isoformat()},
+                               deadline=shown(deadline))
+        retry = self.service.queue.retry_after(student, self.service.per_hour, time.time())
+        if retry is not None:
+            return self._too_many(retry)
+        if student in self.receiving:
+            return self.refuse(429, "uploading", headers={"Retry-After": str(UPLOADING_RETRY_S)})
+        retry = self.refusals.retry_after(student, time.time())
+        if retry is not None:
+            return self.refuse(429, "refused_rate", headers={"Retry-After": str(retry)},
+                               limit=self.refusals.per_hour, minutes=math.ceil(retry / 60))
+        return None
+
     async def _receive(self, request: Request, student: str, submission_id: str):
         """The upload on disk, checked and queued; nothing kept of it if it is refused."""
         uploads = self.service.uploads
         path = uploads.new(submission_id)
         try:
             await intake.receive(request, path, self.service.limit_bytes)
-            await run_in_threadpool(intake.check_notebook, path)
+            found = await run_in_threadpool(intake.check_notebook, path, self.service.limit_bytes)
+            other = self.service.assignments.other_of(found)
+            if other is not None:
+                raise Refusal(400, "wrong_assignment", other=other, assignment=self.service.assignment)
             added = await run_in_threadpool(self.service.queue.add, submission_id, student,
                                             self.service.per_hour, time.time())
         except BaseException:
@@ -175,7 +214,7 @@ class Api:
             error.status_code, "internal", headers=error.headers)
 
     async def crashed(self, request: Request, error: Exception) -> Response:
-        log.error("%s %s failed", request.method, printable(request.url.path), exc_info=error)
+        log.error("%s %s failed", request.method, path_of(request.url.path), exc_info=error)
         return self.refuse(500, "internal")
 
 
@@ -209,6 +248,6 @@ class LogAndHeaders:
         try:
             await self.app(scope, receive, send_with_headers)
         finally:
-            log.info("%s %s %s %s %s %.3f s", client_of(scope), scope["method"], printable(scope["path"][:200]),
+            log.info("%s %s %s %s %s %.3f s", client_of(scope), scope["method"], path_of(scope["path"]),
                      status[0], printable(scope.get("student") or "-"), time.monotonic() - started)
 

@@ -8,8 +8,9 @@ stops, and the request is refused, as soon as the bytes received pass ``max_note
 bytes on disk, which are removed. The client's file name is never used.
 """
 import asyncio
+import collections
 import contextlib
-import json
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -18,10 +19,13 @@ from pathlib import Path
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from ..submissions import reading
+
 FORM_OVERHEAD = 64 << 10    # bytes of boundaries and part headers allowed beyond the notebook
 UPLOAD_S = 300.0            # a 20 MB notebook over a slow link; then the upload is refused
 FIELD = b"notebook"
-PARSING = threading.BoundedSemaphore(2)  # notebooks parsed at once: each may take ten times its size
+PARSING = threading.BoundedSemaphore(2)  # notebooks checked at once
+REFUSED_PER_HOUR = 20       # refused uploads per student and hour; then 429 until the oldest is an hour old
 
 
 class Refusal(Exception):
@@ -127,18 +131,44 @@ async def _stream(request, path: Path, boundary: bytes, limit: int) -> None:
         os.fsync(out.fileno())
 
 
-def check_notebook(path: Path) -> None:
+def check_notebook(path: Path, limit: int) -> set[str]:
     """A file that is not a notebook is refused here (400), before it is queued: JSON text in
-    UTF-8 whose top level has a list of cells and an nbformat version. The grader reads it
-    again, fully, when it grades it."""
+    UTF-8 whose top level has a list of cells and an nbformat version. Read as the grader reads
+    it (``reading.check_notebook``: streamed, what is kept bounded in characters and values, a top
+    that is no map refused within a few kilobytes), never parsed whole in this process (red team
+    13: 20 MB of tiny containers parsed whole took the service to 2.6 GB). Returns its cells'
+    grade ids (``assignments``). The grader reads it again, fully, when it grades it."""
     try:
-        with PARSING:
-            notebook = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        with PARSING, path.open("rb") as handle:
+            return reading.check_notebook(handle, limit)
+    except reading.NotJSON:
         raise Refusal(400, "not_json") from None
-    if not (isinstance(notebook, dict) and isinstance(notebook.get("cells"), list)
-            and type(notebook.get("nbformat")) is int):
-        raise Refusal(400, "not_notebook")
+    except reading.NotNotebook:
+        raise Refusal(400, "not_notebook") from None
+    except reading.TooLarge as why:
+        if why.what == "values":
+            raise Refusal(400, "too_many_values", limit=why.limit) from None
+        raise too_large(limit) from None
+
+
+class Refusals:
+    """Each student's refused uploads over the last hour, a rate of their own (SPEC §3: an
+    expensive refusal cannot be repeated without end; the accepted submissions' rate is the
+    queue's). Kept in memory, at most ``per_hour`` times per student of the tokens file."""
+
+    def __init__(self, per_hour: int = REFUSED_PER_HOUR, window_s: float = 3600.0):
+        self.per_hour, self.window_s = per_hour, window_s
+        self.times: dict[str, collections.deque] = {}
+
+    def add(self, student: str, now: float) -> None:
+        self.times.setdefault(student, collections.deque(maxlen=self.per_hour)).append(now)
+
+    def retry_after(self, student: str, now: float) -> int | None:
+        """Seconds until the student may upload again, or None when they may now."""
+        times = self.times.get(student)
+        if times is None or len(times) < self.per_hour or now - times[0] >= self.window_s:
+            return None
+        return max(1, math.ceil(times[0] + self.window_s - now))
 
 
 class Uploads:

@@ -1,8 +1,10 @@
 """What the service logs, on its standard error: one line per request (client, method, path
 without its query, status, the student when the token was valid, seconds), per queued and
-graded submission, and at start and stop. Never a token; control characters in a path or
-an id are escaped, and so is every character of the client's address that is not printable
-ASCII, so nothing a client sends can forge a line or act on the TA's terminal."""
+graded submission, and at start and stop. Never a token: a path is logged by its known words and
+submission ids only, any other part as its length (a student who pastes their token where the
+submission id goes); control characters in an id are escaped, and so is every character of the
+client's address that is not printable ASCII, so nothing a client sends can forge a line or act
+on the TA's terminal."""
 import logging
 import re
 import sys
@@ -12,10 +14,21 @@ log = logging.getLogger("autograder.service")
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")   # C0, DEL and C1: what a terminal acts on
 NOT_ADDRESS = re.compile(r"[^!-~]")             # anything but printable ASCII, the space too
 MAX_CLIENT = 100                                # characters of a client kept (an address has 45 at most)
+PATH_WORDS = {"", "api", "health", "submissions", "feedback", "page.js"}   # the API's own words
+SUBMISSION_ID = re.compile(r"[0-9a-f]{16}")     # secrets.token_hex(8), as the service names a submission
 
 
 def printable(value: str) -> str:
     return CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", value)
+
+
+def path_of(path: str) -> str:
+    """A request's path for the log: the API's own words and submission ids as they are, any
+    other part of it written as its length (``/api/submissions/<32 chars>``): a token pasted
+    where an id goes never reaches the log (red team 13)."""
+    parts = path.split("/")[:12]
+    return "/".join(part if part in PATH_WORDS or SUBMISSION_ID.fullmatch(part) else f"<{len(part)} chars>"
+                    for part in parts) + ("/..." if path.count("/") >= 12 else "")
 
 
 def client_of(scope: dict) -> str:

@@ -9,11 +9,13 @@ script and requests to the service, nothing else. The script sets every text wit
 sandboxed without scripts or the service's origin.
 """
 import json
+from datetime import datetime
 from pathlib import Path
 
 from .. import texts
 from ..pages.markup import document, esc, say
 from ..results import text
+from .deadlines import shown
 
 POLICY = ("default-src 'none'; script-src 'self'; connect-src 'self'; img-src data:; "
           "style-src 'unsafe-inline'; frame-src 'self'; base-uri 'none'; form-action 'none'")
@@ -33,13 +35,15 @@ iframe{width:100%;height:75vh;border:1px solid #e4e4e0;border-radius:6px}
 """
 
 
-def students_page(assignment: str, notebook: str, per_hour: int, language: str) -> str:
+def students_page(assignment: str, notebook: str, per_hour: int, language: str,
+                  deadline: datetime | None = None) -> str:
     def said(text_id: str, **params) -> str:
         return say(text(text_id, **params), language)
 
     intro = said("service.page.intro", feedback=text("term.feedback"), limit=per_hour, ta=TA)
+    due = f'<p id="deadline">{said("service.page.deadline", deadline=shown(deadline), ta=TA)}</p>' if deadline else ""
     body = (f"<h1>{said('service.page.title', assignment=assignment)}</h1>"
-            f'<p class="explain">{intro}</p>'
+            f'<p class="explain">{intro}</p>{due}'
             '<form id="hand-in" novalidate>'
             f'<label for="token">{said("service.page.token", ta=TA)}</label>'
             '<input id="token" type="password" autocomplete="off" spellcheck="false" required>'

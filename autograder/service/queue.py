@@ -120,6 +120,12 @@ class Queue:
         return self._one("SELECT id, student_id, status, attempts FROM submissions WHERE id = ? AND student_id = ?",
                          (submission_id, student_id))
 
+    def waiting(self, student_id: str) -> str | None:
+        """The id of the student's submission waiting in the queue, if any."""
+        row = self._one("SELECT id, student_id, status, attempts FROM submissions WHERE student_id = ? "
+                        "AND status = 'queued'", (student_id,))
+        return row.id if row else None
+
     def take(self, now: float) -> Row | None:
         """The next submission to grade, now marked ``grading``; None when none may start."""
         with self._lock:

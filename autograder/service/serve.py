@@ -5,7 +5,8 @@
 time: ``DIR/.service/lock``), the address. ``run`` starts the grading processes (forked
 before any thread starts), the grading loop and uvicorn, and returns once stopped.
 
-The service's own state is ``DIR/.service/``: ``queue.sqlite3`` and ``uploads/``.
+The service's own state is ``DIR/.service/``: ``queue.sqlite3`` and ``uploads/`` (and, with
+``--exchange``, ``exchange.sqlite3``, the hand-ins taken from nbgrader's exchange: ``exchange.py``).
 SIGINT or SIGTERM: uvicorn stops taking connections and lets open requests finish for
 ``GRACE_S``; the submissions being graded get ``STOP_WITHIN_S`` to finish, the rest are
 queued again for the next start; the grading processes (and their sandboxes) are ended.
@@ -16,8 +17,9 @@ import ipaddress
 import os
 import signal
 import socket
+import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvicorn
@@ -35,15 +37,23 @@ from ..sandbox import set_up_torch
 from ..outputs.store import OutputFolder
 from . import log as logs
 from .app import Service, make_app
+from .assignments import Assignments
+from .deadlines import Deadlines
+from .exchange.poll import Exchange
+from .exchange.outputs import ExchangeOutputs
+from .exchange.paths import ExchangePaths
 from .http import RequestsInTime
 from .intake import FORM_OVERHEAD, Uploads
+from .exchange.ledger import Ledger
 from .log import log
 from .loop import GradingLoop
 from .outputs import Outputs
 from .queue import Queue
 from .tokens import Tokens
 
-STOP_WITHIN_S = 20.0   # SPEC §5: finished or queued again within 30 s of the signal
+STOPPED_WITHIN_S = 30.0  # SPEC §5: finished or queued again, and no process left, within 30 s of the signal
+STOP_WITHIN_S = 20.0   # the submissions being graded get this long to finish
+EXIT_S = 2.0           # kept for the slots' and the process's own ending
 GRACE_S = 3            # open requests (an upload under way) may finish this long after a signal
 MAX_CONNECTIONS = 256  # more at once are answered 503 by uvicorn
 
@@ -52,7 +62,7 @@ MAX_CONNECTIONS = 256  # more at once are answered 503 by uvicorn
 class ServeOptions:
     assignment: str
     output: Path
-    tokens: Path
+    tokens: Path | None                 # None: no uploads (the hand-ins come through --exchange)
     host: str = "127.0.0.1"
     port: int = 8000
     jobs: int | None = None
@@ -61,17 +71,21 @@ class ServeOptions:
     seed: int | None = None
     executor: str = LOCAL               # local (this machine's processes) or ray (a Ray cluster)
     address: str | None = None          # the Ray cluster's address, for --executor ray
+    exchange: Path | None = None        # nbgrader's Exchange.root: hand-ins from its inbound/ too
+    course: str | None = None           # the course id in the exchange (--course)
 
 
 @dataclass
 class Prepared:
     batch: Batch
     folder: OutputFolder
-    tokens: Tokens
+    tokens: Tokens | None
     jobs: int
     listening: socket.socket
     lock: int               # the folder's lock, held (open) while this process lives
     executor: Executor
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    exchange: ExchangePaths | None = None
 
 
 def prepare_service(options: ServeOptions, course: Course = COURSE) -> Prepared:
@@ -82,7 +96,8 @@ def prepare_service(options: ServeOptions, course: Course = COURSE) -> Prepared:
     config_bytes = read_config(config_path)
     config = parse_config(config_bytes, config_path, course)
     executor = executor_named(options.executor, options.address)
-    tokens = Tokens.load(options.tokens)
+    tokens, exchange = _hand_ins(options, config)
+    deadlines = Deadlines.of_config(config.service, config_path)
     settings, jobs = executor.plan(config, options, course)  # a cluster's devices and CPUs, not this machine's
     folder = OutputFolder(options.output, options.assignment, config.language)
     folder.check_usable()
@@ -94,7 +109,21 @@ def prepare_service(options: ServeOptions, course: Course = COURSE) -> Prepared:
     listening = _listen(options.host, options.port)
     batch = Batch(settings, config, config_bytes, course, force=True, results=folder.path)
     forget_other_versions(folder.path, batch.version)
-    return Prepared(batch, folder, tokens, jobs, listening, lock, executor)
+    return Prepared(batch, folder, tokens, jobs, listening, lock, executor, deadlines, exchange)
+
+
+def _hand_ins(options: ServeOptions, config) -> tuple[Tokens | None, ExchangePaths | None]:
+    """Where students hand in: the HTTP API (``--tokens``), nbgrader's exchange, or both."""
+    if options.tokens is None and options.exchange is None:
+        raise ConfigError("give --tokens TOKENS.csv (students hand in on the service's page), or --exchange ROOT "
+                          "--course ID (through nbgrader's exchange, Jupyter's Assignments tab), or both")
+    if (options.exchange is None) != (options.course is None):
+        raise ConfigError("--exchange ROOT and --course ID go together (nbgrader's Exchange.root and the "
+                          "course's CourseDirectory.course_id)")
+    tokens = Tokens.load(options.tokens) if options.tokens is not None else None
+    if options.exchange is None:
+        return tokens, None
+    return tokens, ExchangePaths.check(options.exchange, options.course, config.service.exchange_shared_uid)
 
 
 def _lock(state: Path) -> int:
@@ -144,33 +173,46 @@ def _open(prepared: Prepared) -> tuple[Service, Slots]:
     back = queue.recover()
     uploads = Uploads(state / "uploads", batch.settings.spec.notebook)
     uploads.prune(queue.known_ids())
+    ledger = Ledger(state / "exchange.sqlite3", str(prepared.exchange.course)) if prepared.exchange else None
     slots = prepared.executor.slots(batch, prepared.jobs)
     slots.start()  # local: forks the grading processes while this process has one thread
     # Once uvicorn has stopped, it raises the signal again: SIGTERM then ends the process as a
     # signal does (status 143), not through a handler Ray's driver installed (status 15).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    outputs = Outputs(folder, batch.settings)
+    outputs = (ExchangeOutputs(folder, batch.settings, ledger, prepared.deadlines, state) if ledger
+               else Outputs(folder, batch.settings))
     outputs.write_grades()
     loop = GradingLoop(batch, queue, slots, uploads, outputs)
     if back:
         log.info("%d submissions that a stopped service was grading are queued again", back)
-    return Service(batch.settings.assignment, batch.settings.spec.notebook, batch.language, prepared.jobs,
-                   batch.config.service.submissions_per_hour, batch.config.max_notebook_mb << 20,
-                   prepared.tokens, queue, uploads, outputs, loop), slots
+    service = Service(batch.settings.assignment, batch.settings.spec.notebook, batch.language, prepared.jobs,
+                      batch.config.service.submissions_per_hour, batch.config.max_notebook_mb << 20,
+                      prepared.tokens, queue, uploads, outputs, loop, Assignments.of(batch), prepared.deadlines)
+    if ledger is not None:
+        service.exchange = outputs.exchange = Exchange(prepared.exchange, ledger, service)
+        service.exchange.recover()
+    return service, slots
 
 
 def _lifespan(service: Service, slots: Slots, where: str):
     """Starts the grading loop once the server is up; on a stop, finishes or queues again what
-    is being graded, ends the slots and draws the class report."""
+    is being graded, ends the slots and draws a last class report if there is time left."""
     @contextlib.asynccontextmanager
     async def lifespan(app):
         service.loop.start()
+        if service.exchange is not None:
+            service.exchange.start()
         log.info("serving %s at %s with %d grading slots; %d queued", service.assignment, where, service.slots,
                  service.queue.queued())
         yield
+        stopping = time.monotonic()
         requeued = await run_in_threadpool(service.loop.stop, STOP_WITHIN_S)
+        if service.exchange is not None:
+            await run_in_threadpool(service.exchange.stop)
         slots.close()
-        await run_in_threadpool(service.outputs.report)
+        # the last class report gets what is left of SPEC's 30 s, or is skipped with a note
+        left = STOPPED_WITHIN_S - GRACE_S - EXIT_S - (time.monotonic() - stopping)
+        await run_in_threadpool(service.outputs.close, left)
         log.info("stopped: %d submissions queued for the next start (%d of them were being graded)",
                  service.queue.queued(), requeued)
         service.queue.close()
@@ -181,5 +223,6 @@ def _address(listening: socket.socket) -> str:
     host, port = listening.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     if not ipaddress.ip_address(host).is_loopback:
-        log.warning("listening on %s, beyond this machine: put a reverse proxy with TLS in front (README)", host)
+        log.warning("listening on %s, beyond this machine: put a reverse proxy with TLS in front "
+                    "(docs: Behind a reverse proxy)", host)
     return f"http://{shown}:{port}/"

@@ -12,6 +12,7 @@ check takes does not depend on which student, if any, the token belongs to.
 import csv
 import hashlib
 import hmac
+import io
 import os
 import re
 import secrets
@@ -23,7 +24,7 @@ from ..files import csv_lines
 TOKEN_BYTES = 24        # 192 random bits; SPEC §5 asks for at least 128
 MIN_TOKEN_CHARS = 22    # a token read from a file: at least 128 bits' worth of base64url
 HEADER = ["student_id", "token"]
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")   # C0, DEL, C1 and the line separators
 
 
 def new_token() -> str:
@@ -32,18 +33,25 @@ def new_token() -> str:
 
 def read_ids(path: Path) -> list[str]:
     """Student ids from ``path``: nbgrader's roster (a CSV whose header row has an ``id``
-    column, as ``nbgrader db student import`` reads it) or one id a line; blank lines skipped."""
+    column, as ``nbgrader db student import`` reads it) or one id a line; blank lines skipped.
+    Lines end at ``\n`` or ``\r\n`` only, and a roster is read as CSV (a quoted cell may hold a
+    line break): ``str.splitlines`` also ended a line at U+2028, U+0085 and form feeds inside a
+    name, and made tokens for students who do not exist (red team 13)."""
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
         raise ConfigError(f"--from {path}: cannot read ({error.strerror})") from None
     except UnicodeDecodeError as error:
         raise ConfigError(f"--from {path}: not UTF-8 text (byte {error.start})") from None
-    header = [name.strip() for name in next(csv.reader(lines[:1]), [])]
+    rows = csv.reader(io.StringIO(text, newline=""))
+    header = [name.strip() for name in next(rows, [])]
     if "id" not in header:
-        return [line.strip() for line in lines if line.strip()]
+        return [line.strip() for line in text.split("\n") if line.strip()]
     column = header.index("id")
-    return [row[column].strip() for row in csv.reader(lines[1:]) if len(row) > column and row[column].strip()]
+    try:
+        return [row[column].strip() for row in rows if len(row) > column and row[column].strip()]
+    except csv.Error as error:
+        raise ConfigError(f"--from {path}: not a CSV roster ({error})") from None
 
 
 def check_ids(ids: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""Finding the submissions under the PATHs of ``autograder grade`` (SPEC §3; README "Which notebooks
+"""Finding the submissions under the PATHs of ``autograder grade`` (SPEC §3; docs: Grading a folder, "Which notebooks
 are graded"): nothing is guessed, and whatever is found and not graded is named.
 
 A PATH is a notebook, a folder of notebooks (every notebook at any depth a submission, its stem
@@ -13,19 +13,21 @@ takes a row another submission claims). A student's folder is read at any depth:
 it belongs, else the only candidate (in the assignment's folder, in a folder named like the
 assignment, or named like its notebook), with a warning; several candidates are an error naming
 them. ``Found.not_graded`` names the rest, with why; a folder of another assignment is one line
-for the class. Hidden entries (``.ipynb_checkpoints``) are named, not read; inside a PATH, links
-and other non-regular files are refused: an error for the student, nothing read through them.
+for the class, and the course's own helper package as released (``d2l_attention.zip``, which
+nbgrader hands every student beside the notebook) is not named at all. Hidden entries
+(``.ipynb_checkpoints``) are named, not read; inside a PATH, links and other non-regular files
+are refused: an error for the student, nothing read through them.
 """
 import dataclasses
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ConfigError
-from ..files import from_spreadsheet
 from .folder_tree import (ARCHIVE, DEEP, HIDDEN, LINKED, MAX_DEPTH, SUFFIX, is_archive, is_notebook, listing,
                           regular, scan, unreadable)
-from .ids import student_id
+from .ids import given, student_id
 from ..results import Issue, Text, text
 
 NBGRADER_FOLDERS = frozenset({"submitted", "source", "release", "autograded", "feedback"})
@@ -49,26 +51,28 @@ class Found:
     not_graded: list[tuple[str, str]] = field(default_factory=list)
 
 
-def find_submissions(paths: list[Path], assignment: str, notebook: str) -> Found:
+def find_submissions(paths: list[Path], assignment: str, notebook: str, released: Path | None = None) -> Found:
     """Every submission under ``paths``; usage errors (a PATH that does not exist, the same
-    student twice) raise ``ConfigError`` before anything is graded."""
+    student twice) raise ``ConfigError`` before anything is graded. ``released``: the course's
+    helper archive, whose copies as released are the course's own files, not a student's."""
     found = Found()
+    helpers = _Released.of(released)
     for path in paths:
         if not path.exists():
             raise ConfigError(f"{path}: no such file or folder")
         if path.is_file() and is_archive(path.name):
             raise ConfigError(f"{path}: an archive, not a notebook; unpack it and give the folder (or its notebooks)")
-        _Walk(path.resolve(), assignment, notebook, found).start()
+        _Walk(path.resolve(), assignment, notebook, found, helpers).start()
     found.submissions = _distinguish_duplicates(found.submissions)
     _refuse_duplicates(found.submissions)
     return found
 
 
 def select(submissions: list[Submission], students: list[str], paths: list[Path]) -> list[Submission]:
-    """The submissions of ``students`` (``--student``), each as typed or as grades.csv writes it
-    (``'-dash`` for ``-dash``); an id with none is a usage error."""
+    """The submissions of ``students`` (``--student``), each read as grades.csv writes it
+    (``ids.given``: ``'-dash`` is ``-dash``); an id with none is a usage error."""
     ids = {s.student_id for s in submissions}
-    students = [s if s in ids else from_spreadsheet(s) for s in students]
+    students = [given(s) for s in students]
     unknown = [s for s in students if s not in ids]
     if unknown:
         raise ConfigError(f"--student {', '.join(unknown)}: no submission of "
@@ -77,12 +81,40 @@ def select(submissions: list[Submission], students: list[str], paths: list[Path]
     return [s for s in submissions if s.student_id in students]
 
 
+@dataclass(frozen=True)
+class _Released:
+    """The course's helper archive as it was released (its name and bytes)."""
+    name: str
+    content: bytes
+
+    @classmethod
+    def of(cls, path: Path | None) -> "_Released | None":
+        try:
+            return cls(path.name, path.read_bytes()) if path is not None else None
+        except OSError:
+            return None
+
+    def copied_to(self, path: Path) -> bool:
+        """Whether ``path`` is a regular file (no link followed) holding exactly the released archive."""
+        if path.name != self.name:
+            return False
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return False
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno())
+            return stat.S_ISREG(size.st_mode) and size.st_size == len(self.content) and \
+                handle.read(len(self.content) + 1) == self.content
+
+
 @dataclass
 class _Walk:
     root: Path
     assignment: str
     notebook: str
     found: Found
+    released: _Released | None = None   # the course's helper archive: a copy as released is not the student's
     # Students' folders that hold no notebook of this assignment, by (where the students' folders
     # are, the folder's name): listed once for the class at the end, with their notebooks' count.
     elsewhere: dict[tuple[Path, str], list[tuple[Path, int]]] = field(default_factory=dict)
@@ -113,6 +145,8 @@ class _Walk:
         self.found.submissions.append(Submission(sid, path, problem, notice, self._shown(path)))
 
     def _skip(self, path: Path, why: str) -> None:
+        if why == ARCHIVE and self.released is not None and self.released.copied_to(path):
+            return  # the helper package nbgrader released beside the notebook: the course's own
         self.found.not_graded.append((self._shown(path), why))
 
     def _folder(self, folder: Path, depth: int, nbgrader: bool) -> None:

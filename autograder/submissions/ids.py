@@ -9,11 +9,13 @@ Each consumer gets its own form, and nobody else formats an id:
 - ``file_stem``: the name of the student's files, one-to-one (two ids never share a file);
 - nbgrader's paths are globs (``CourseDirectory.student_id``): ``glob.escape`` the folder's
   own name before handing it over (gradebook/nbgrader_course.py);
-- spreadsheets: ``store.spreadsheet_safe`` on every text cell.
+- spreadsheets: ``files.spreadsheet_safe`` on every text cell (grades.csv, the csv export);
+- an id a person gives back (``show ID``, ``--student``, ``manual_points.csv``): ``given``,
+  which reads it as grades.csv writes it, one rule for all of them.
 """
 import hashlib
 
-from ..files import clean_text
+from ..files import clean_text, from_spreadsheet
 
 MAX_STEM_BYTES = 160     # leaves room for ".<stem>.json.<random>.tmp" within 255 bytes
 LONG_MARK = "~"          # only a shortened stem holds it: ``file_stem`` escapes it otherwise
@@ -29,6 +31,16 @@ def student_id(name: str) -> str:
     # A backslash is one byte and never part of a longer UTF-8 sequence: doubled first, it
     # cannot be confused with the escapes that the decoding writes for undecodable bytes.
     return raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+
+
+def given(text: str) -> str:
+    """The id a person means by ``text`` (typed after ``show`` or ``--student``, or a cell of
+    ``manual_points.csv``): the id as grades.csv writes it, so the ``'`` it puts before an id
+    that starts like a formula or with a ``'`` of its own is not part of the id (``'-dash`` is
+    student ``-dash``, ``''-dash`` student ``'-dash``); any other text is the id itself. One rule
+    for every reader (red team 13: ``show "'-dash"`` showed ``'-dash`` while manual_points.csv
+    gave ``-dash`` the points of that same cell)."""
+    return from_spreadsheet(clean_text(text))
 
 
 def _unsafe(char: str, first: bool) -> bool:

@@ -16,7 +16,7 @@ mark). Writers set each kind their own way; the language's choices are all made 
 import string
 
 from ..results import Text
-from . import checks, feedback, gradebook, grades, issues, mistakes, pages, service, terms
+from . import answers, checks, exchange, feedback, gradebook, grades, issues, mistakes, pages, service, terms
 
 LANGUAGES = ("en", "ru")
 WORDS, QUOTED, DATA, NUMBER = "words", "quoted", "data", "number"
@@ -33,7 +33,7 @@ def _merge(*modules) -> dict[str, tuple[str, str]]:
     return merged
 
 
-CATALOGUE = _merge(checks, feedback, gradebook, grades, issues, mistakes, pages, service, terms)
+CATALOGUE = _merge(answers, checks, exchange, feedback, gradebook, grades, issues, mistakes, pages, service, terms)
 
 
 def template(text_id: str, language: str) -> str | None:

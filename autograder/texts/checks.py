@@ -173,7 +173,7 @@ _PROBLEMS = {
                      "ваш код вызвал исключение {type}{message}{where}"),
     "check.message": (": {message}", ": {message}"),
     "check.aside": (" ({message})", " ({message})"),
-    "compare.not_tensor": ("{what}: expected a tensor, got {kind}", "{what}: ожидался тензор, получено {kind}"),
+    "compare.not_tensor": ("{what}: expected a tensor, got {kind}", "{what}: ожидался тензор, а получено: {kind}"),
     "compare.wrong_shape": ("{what}: wrong shape", "{what}: неверная форма"),
     "compare.values_differ": ("{what}: values differ", "{what}: значения отличаются"),
     "compare.difference": (
@@ -389,10 +389,10 @@ _PROBLEMS = {
     "decoder.lstm_pair": ("the LSTM decoder's hidden state must be the pair (h, c)",
                           "скрытое состояние LSTM-декодировщика должно быть парой (h, c)"),
     "decoder.lstm_state": (
-        "init_state receives the LSTM encoder's (outputs, (h, c)); your decoder runs only on the GRU "
-        "encoder's (outputs, h)",
-        "init_state получает от LSTM-кодировщика (outputs, (h, c)); ваш декодировщик работает только с "
-        "(outputs, h) от GRU-кодировщика"),
+        "init_state receives the LSTM encoder's outputs and state; your decoder runs only on the GRU "
+        "encoder's",
+        "init_state получает выходы и состояние LSTM-кодировщика, а ваш декодировщик работает только с "
+        "выходами и состоянием GRU-кодировщика"),
     "decoder.eval_dropout": ("logits in eval mode with dropout > 0 (expected: your logits without dropout)",
                              "логиты в режиме eval при dropout > 0 (ожидались ваши логиты без dropout)"),
     "decoder.second_call": (

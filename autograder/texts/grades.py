@@ -10,6 +10,11 @@ TEXTS: dict[str, tuple[str, str]] = {
                              "{manual_max}), {score} / {max} so far",
                              "автоматическая оценка {auto} / {auto_max}, письменные ответы ещё не оценены "
                              "(максимум баллов — {manual_max}), итого пока {score} / {max}"),
+    "grades.total_partial": ("autograded {auto} / {auto_max}, written answers {manual} entered so far (some not "
+                             "entered yet; up to {manual_max}), {score} / {max} so far",
+                             "автоматическая оценка {auto} / {auto_max}, за письменные ответы пока выставлено "
+                             "{manual} (не все ответы оценены; максимум баллов — {manual_max}), итого пока "
+                             "{score} / {max}"),
     "grades.total_autograded": ("autograded {auto} / {auto_max}", "автоматическая оценка {auto} / {auto_max}"),
     "grades.class_autograded": ("mean autograded score {mean} / {max}",
                                 "средняя автоматическая оценка {mean} / {max}"),

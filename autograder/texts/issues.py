@@ -33,6 +33,13 @@ TEXTS: dict[str, tuple[str, str]] = {
         "attachments do not count); it was not graded",
         "{name}: одни только ячейки с кодом и метаданные nbgrader занимают больше {limit} МБ (вывод ячеек "
         "и вложения не учитываются); работа не оценивалась"),
+    "issue.too_many_values": (
+        "{name}: its cells and their nbgrader metadata hold more than {limit} values (a cell needs about "
+        "twenty); it was not graded. Paste your solutions into a new copy of the released notebook, whose "
+        "metadata is intact, and hand that in",
+        "{name}: в ячейках и их метаданных nbgrader больше {limit} значений (ячейке нужно около двадцати); "
+        "работа не оценивалась. Вставьте свои решения в новую копию выданного блокнота, где метаданные "
+        "не повреждены, и сдайте её"),
     "issue.not_utf8": ("{name}: not UTF-8 text ({position}); save the notebook again from Jupyter (File → "
                        "Download) and hand it in again",
                        "{name}: файл не является текстом в UTF-8 ({position}); сохраните блокнот заново из "

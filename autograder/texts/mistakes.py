@@ -75,14 +75,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "the query is the LSTM's cell state c; it must be the hidden state h",
         "запрос взят из состояния ячейки LSTM c; нужно скрытое состояние h"),
     "mistake.older_additive_signature": (
-        "AdditiveAttention(key_size, query_size, num_hiddens, dropout) with nn.Linear layers is the older "
-        "book's (d2l-en 0.17 and earlier, d2l-zh v2, the 2020 text); this notebook's is "
-        "AdditiveAttention(num_hiddens, dropout) with nn.LazyLinear layers, which find the query and key "
-        "sizes on the first call",
-        "AdditiveAttention(key_size, query_size, num_hiddens, dropout) со слоями nn.Linear — из старого "
-        "издания книги (d2l-en 0.17 и раньше, d2l-zh v2, текст 2020 года); в этом блокноте "
-        "AdditiveAttention(num_hiddens, dropout) со слоями nn.LazyLinear, которые узнают размеры запросов "
-        "и ключей при первом вызове"),
+        "this is the older book's AdditiveAttention (d2l-en 0.17 and earlier, d2l-zh v2, the 2020 text): its "
+        "nn.Linear layers need the key and query sizes, where this notebook's nn.LazyLinear layers find them "
+        "on the first call",
+        "это AdditiveAttention из старого издания книги (d2l-en 0.17 и раньше, d2l-zh v2, текст 2020 года): "
+        "его слоям nn.Linear нужны размерности ключей и запросов, а слои nn.LazyLinear в этом блокноте "
+        "узнают их при первом вызове"),
     "mistake.older_additive_call": (
         "AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout) calls the older book's "
         "signature (d2l-en 0.17 and earlier, d2l-zh v2); this notebook's AdditiveAttention takes "
@@ -99,9 +97,14 @@ TEXTS: dict[str, tuple[str, str]] = {
         "постройте сами, например torch.arange(K, device=X.device) < valid_len"),
     "mistake.lstm_state_for_gru": (
         "the decoder is written for the GRU encoder's state, a single tensor h (it builds (h, h) or "
-        "(h, zeros_like(h))); init_state receives the LSTM encoder's (outputs, (h, c)): pass (h, c) on "
-        "as the LSTM's state",
-        "декодировщик написан для состояния GRU-кодировщика, одного тензора h (строит (h, h) или "
-        "(h, zeros_like(h))); init_state получает от LSTM-кодировщика (outputs, (h, c)): передайте "
-        "(h, c) в LSTM как состояние"),
+        "(h, zeros_like(h)) from it): pass the LSTM encoder's (h, c) on as the LSTM's state",
+        "декодировщик написан для состояния GRU-кодировщика, одного тензора h (строит из него (h, h) или "
+        "(h, zeros_like(h))): передайте в LSTM как состояние пару (h, c) от LSTM-кодировщика"),
+    "mistake.init_state_without_lens": (
+        "init_state(enc_outputs), without the lengths, is how a decoder without attention starts (chapter "
+        "10's, which has nothing to mask); a decoder with attention is called as init_state(enc_outputs, "
+        "enc_valid_lens) and returns (outputs, hidden_state, enc_valid_lens), as in 11.4.2",
+        "init_state(enc_outputs) без длин — так начинает работу декодировщик без внимания (из главы 10: "
+        "ему нечего маскировать); декодировщик с вниманием вызывается как init_state(enc_outputs, "
+        "enc_valid_lens) и возвращает (outputs, hidden_state, enc_valid_lens), как в разделе 11.4.2"),
 }

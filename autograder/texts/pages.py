@@ -66,6 +66,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "page.report.undiagnosed": ("Failed checks that no known mistake explains: {count}.",
                                 "Непройденных проверок, которые не объясняет ни одна известная "
                                 "ошибка: {count}."),
+    "page.report.not_attempted": (
+        "Tasks not attempted yet (left as the template has them; no mistake, not counted above): {count}.",
+        "Задач, оставленных как в шаблоне (к ним ещё не приступали; это не ошибки, выше они не учтены): "
+        "{count}."),
     "page.report.errors": ("Submissions with errors", "Работы с ошибками"),
     "page.report.no_errors": ("No submission had an error.", "Ни в одной работе нет ошибок."),
     "page.report.detail": ("the cell's source and traceback", "код ячейки и трассировка"),
@@ -130,8 +134,8 @@ TEXTS: dict[str, tuple[str, str]] = {
         "поведению: одна и та же проверка, один и тот же результат на одном и том же примере. Сначала "
         "самые большие группы, номера — внутри задачи и проверки; знакомая группа — кандидат в каталог "
         "ошибок. Задачи, оставленные как в шаблоне, не учитываются. Те же группы — в {file}."),
-    "page.report.no_unexplained": ("Every failed check is explained by a known mistake.",
-                                   "Каждую непройденную проверку объясняет известная ошибка."),
+    "page.report.no_unexplained": ("No failed check is left unexplained.",
+                                   "Необъяснённых непройденных проверок нет."),
     "page.report.group": ("group {number}", "группа {number}"),
     "page.report.group_size": ("students: {count}", "студентов: {count}"),
     "page.report.single_groups": ("{count} more failures, each seen in one student", "ещё ошибки, каждая у одного студента: {count}"),

@@ -39,6 +39,11 @@ TEXTS: dict[str, tuple[str, str]] = {
         "you handed in {limit} times within the last hour, the most allowed; try again in {minutes} min",
         "за последний час вы уже сдавали работу максимально допустимое число раз ({limit}); попробуйте "
         "через {minutes} мин"),
+    "service.error.refused_rate": (
+        "{limit} of your uploads were refused within the last hour, the most allowed; check that you hand in "
+        "the notebook itself, and try again in {minutes} min",
+        "за последний час отклонено {limit} ваших загрузок — больше нельзя; проверьте, что сдаёте сам блокнот, "
+        "и попробуйте через {minutes} мин"),
     "service.error.uploading": ("your previous upload is still arriving; hand in again when it is done",
                                 "ваша предыдущая загрузка ещё не закончилась; сдайте снова, когда она завершится"),
     "service.error.not_multipart": ("send the notebook as multipart/form-data, in a field named `notebook`",
@@ -51,6 +56,11 @@ TEXTS: dict[str, tuple[str, str]] = {
                                "файл — не блокнот: это не текст JSON в UTF-8"),
     "service.error.not_notebook": ("the file is JSON but not a Jupyter notebook (it has no list of cells)",
                                    "файл в формате JSON, но это не блокнот Jupyter (в нём нет списка ячеек)"),
+    "service.error.too_many_values": (
+        "the notebook's cells and their nbgrader metadata hold more than {limit} values (a cell needs about "
+        "twenty); paste your solutions into a new copy of the released notebook and hand that in",
+        "в ячейках блокнота и их метаданных nbgrader больше {limit} значений (ячейке нужно около двадцати); "
+        "вставьте свои решения в новую копию выданного блокнота и сдайте её"),
     "service.error.slow_upload": ("the upload took longer than {seconds} s; try again",
                                   "загрузка заняла больше {seconds} с; попробуйте ещё раз"),
     "service.error.not_graded": ("not graded yet: ask again when its status is done",

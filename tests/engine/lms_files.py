@@ -25,7 +25,7 @@ CANVAS_HEADER = ("Student,ID,SIS User ID,SIS Login ID,Integration ID,Root Accoun
                  "Final Score,Unposted Final Score")
 CANVAS_ROWS = [
     ",,,,,,,Manual Posting,,,,,",
-    "    Points Possible,,,,,,,15.00,10.00,(read only),(read only),(read only),(read only)",
+    "    Points Possible,,,,,,,7.00,10.00,(read only),(read only),(read only),(read only)",
     '"Ivanov, Ivan",101,2024001,ivanov,,msu.instructure.com,Group 1,,8.00,80.00,80.00,53.33,53.33',
     '"Petrova, Anna",102,2024002,petrova,,msu.instructure.com,Group 1,3.00,-1.50,50.00,50.00,40.00,40.00',
     '"=HYPERLINK(""http://x"",""y"")",103,2024003,nobody,,msu.instructure.com,Group 2,,,,,,',

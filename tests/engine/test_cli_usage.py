@@ -155,3 +155,22 @@ def test_the_command_exits_with_its_status_its_output_whole_and_its_exit_handler
         assert done.stdout.rstrip().endswith("─╯"), done.stdout  # the help's last box, flushed
     else:
         assert "/nonexistent" in done.stdout + done.stderr
+
+
+def test_a_folder_a_running_service_holds_is_a_usage_error(tmp_path):
+    """Red team 13: `grade` into a folder the service was serving exited 0, and the service's next
+    result rewrote grades.csv from memory: the batch's student left it for good. Is the
+    service's lock looked at: exit 2, one line, nothing written?"""
+    import fcntl
+    import os
+    state = tmp_path / "out" / ".service"
+    state.mkdir(parents=True)
+    fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # as `autograder serve` holds it
+    try:
+        result = grade(CORRECT, "--assignment", "attention_scoring", "--output", tmp_path / "out")
+    finally:
+        os.close(fd)
+    expect_usage_error(result, "`autograder serve` is serving from this folder")
+    assert len(result.output.strip().splitlines()) == 1
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".service"]

@@ -51,3 +51,48 @@ def test_ids_that_differ_by_the_guard_are_two_rows():
     assert [row[0] for row in rows] == ["'=x", "''=x", "'''=x", "bob", "''bob", "'-1"]
     assert [from_spreadsheet(row[0]) for row in rows] == ids
     assert from_spreadsheet("'bob") == "'bob"     # no written form: the id as the TA typed it
+
+
+def test_one_id_rule_for_show_student_manual_points_and_export(tmp_path):
+    """Red team 13: with students ``-dash`` and ``'-dash``, grades.csv wrote ``'-dash`` and
+    ``''-dash``; ``show "'-dash"`` and ``--student "'-dash"`` took ``'-dash``'s result while
+    manual_points.csv gave ``-dash`` the points of that same cell. Does every reader of an id a
+    person gives back read each cell of grades.csv (and of the csv export) as the student of its row?"""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from autograder.export import ExportOptions, export
+    from autograder.outputs.manual_points import Tasks, read_manual_points
+    from autograder.outputs.store import OutputFolder
+    from autograder.results import SubmissionResult, TaskResult
+    from autograder.show import show_result
+    from autograder.submissions.find import Submission, select
+    folder = OutputFolder(tmp_path, "attention_scoring", "en")
+    folder.check_usable()
+    results = [SubmissionResult(student_id=sid, assignment="attention_scoring", score=score, max_score=5.0, seed=0,
+                                fingerprint="", tasks=[TaskResult(id="masked_softmax", score=score, max_score=3.0),
+                                                       TaskResult(id="cost_analysis", score=None, max_score=2.0,
+                                                                  manual=True)])
+               for sid, score in (("-dash", 1.0), ("'-dash", 2.0), ("=x", 3.0))]
+    for result in results:
+        folder.save(result, pages=False)
+    folder.write_grades(results, ["masked_softmax", "cost_analysis"])
+    rows = [row for row in read((tmp_path / "grades.csv").read_text(encoding="utf-8"))[1:]]
+    cells = {row[0]: float(row[2]) for row in rows}                      # as grades.csv writes each id
+    assert sorted(cells) == ["''-dash", "'-dash", "'=x"]
+    owner = {cell: next(r.student_id for r in results if r.score == score) for cell, score in cells.items()}
+    for cell, student in owner.items():
+        console = Console(file=io.StringIO(), width=200, color_system=None)
+        show_result(cell, tmp_path, console)
+        assert console.file.getvalue().startswith(f"{student} ·"), (cell, console.file.getvalue()[:80])
+        submissions = [Submission(r.student_id, Path(f"{r.student_id}.ipynb")) for r in results]
+        assert [s.student_id for s in select(submissions, [cell], [tmp_path])] == [student]
+    (tmp_path / "manual_points.csv").write_text("student_id,task,points\n" + "".join(
+        f'"{cell}",cost_analysis,{cells[cell] / 2}\n' for cell in owner), encoding="utf-8")
+    points = read_manual_points(tmp_path, Tasks.of_results(results))
+    assert {student: points.of(student)["cost_analysis"] for student in owner.values()} == \
+        {student: cells[cell] / 2 for cell, student in owner.items()}
+    export(ExportOptions(tmp_path, "csv", tmp_path / "export.csv"))
+    exported = read((tmp_path / "export.csv").read_text(encoding="utf-8"))[1:]
+    assert sorted(row[0] for row in exported) == sorted(owner)

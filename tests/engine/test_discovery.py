@@ -419,3 +419,23 @@ def test_a_name_claimed_twice_stays_with_its_folder(tmp_path):
     assert submissions["ivanov"].path == tmp_path / "ivanov" / NB and submissions["ivanov"].notice is None
     assert submissions["lee"].path == tmp_path / "lee" / "work.ipynb"
     assert submissions["lee.ipynb"].notice.id == "issue.id_claimed_twice"
+
+
+def test_the_released_helper_package_is_the_courses_own_not_a_students_archive(tmp_path):
+    """The issue: an nbgrader course listed every student's released d2l_attention.zip as "an
+    archive, not read: unpack it where it lies and grade again" (wrong advice, once per student,
+    burying the real lines). Is the archive as released not listed, while a changed copy and a
+    student's own archive still are?"""
+    from autograder.course import COURSE
+    released = COURSE.helper_archive(A)
+    submitted = tmp_path / "submitted"
+    for student in ("ivanov", "petrova", "kim"):
+        put(submitted / student / A / NB)
+        shutil.copy(released, submitted / student / A / released.name)
+    (submitted / "kim" / A / released.name).write_bytes(b"PK changed")
+    (submitted / "petrova" / A / "my_work.zip").write_bytes(b"PK mine")
+    os.symlink(released, submitted / "ivanov" / A / "d2l_attention (link).zip")
+    listed = dict(find_submissions([submitted], A, NB, released).not_graded)
+    assert sorted(listed) == ["ivanov/attention_scoring/d2l_attention (link).zip",
+                              "kim/attention_scoring/d2l_attention.zip", "petrova/attention_scoring/my_work.zip"]
+    assert len(dict(found(submitted).not_graded)) == 5          # without the course's archive: every copy named

@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 from autograder.cli import app
 from autograder.outputs.store import MARKER
 
+from autograder.results import Issue, text
+
 from .lms_files import (ASSIGNMENT, CANVAS_HEADER, COMMA_ID, FORMULA_ID, MOODLE_EXPORT, canvas_roster,
                         class_results, moodle_roster, result, results_folder)
 
@@ -90,17 +92,21 @@ def test_canvas_matches_another_column_with_match(tmp_path):
 
 def test_moodle_writes_its_import_format(folder, tmp_path):
     """Without a roster: Moodle's identity column (username) and one grade column named after
-    the assignment, one row per result with a score."""
+    the assignment, one row per result with a score; the result the grader failed on has no
+    row (an empty cell would clear kim's grade in Moodle) and is named."""
     done = export(folder, "--format", "moodle", "--output", tmp_path / "moodle.csv")
     assert done.exit_code == 0, done.output
     table = rows(tmp_path / "moodle.csv")
     assert table[0] == ["username", ASSIGNMENT]
-    assert dict(table[1:])["ivanov"] == "7" and dict(table[1:])["kim"] == ""
+    assert dict(table[1:])["ivanov"] == "7" and "kim" not in dict(table[1:])
+    assert all(cell != "" for _, cell in table[1:])
+    assert "the grader failed on kim: left out of the file" in done.output
 
 
 def test_moodle_with_its_own_export_as_roster(tmp_path):
-    """With Moodle's own grade export as --roster and --match "ID number": only its users,
-    an empty cell for a user without a result, the others named?"""
+    """With Moodle's own grade export as --roster and --match "ID number": only its users with a
+    result, never an empty cell (Moodle reads it as "no grade" and clears the grade it has: the
+    README said so itself), the others named?"""
     out = results_folder(tmp_path / "results", [result("s001", (3.0, 1.0)), result("s002", (2.0, 2.0)),
                                                 result("s099", (1.0, 1.0))])
     roster = moodle_roster(tmp_path / "moodle_export.csv")
@@ -108,9 +114,11 @@ def test_moodle_with_its_own_export_as_roster(tmp_path):
                   "--column", "Assignment: attention_scoring", "--output", tmp_path / "import.csv")
     assert done.exit_code == 0, done.output
     assert rows(tmp_path / "import.csv") == [["ID number", "Assignment: attention_scoring"],
-                                             ["s001", "4"], ["s002", "4"], ["s003", ""]]
+                                             ["s001", "4"], ["s002", "4"]]
     assert "results without a row in moodle_export.csv" in done.output and "s099" in done.output
-    assert "students without a result (their cell is empty): s003" in done.output
+    said = " ".join(done.output.split())
+    assert ("students without a result (left out of the file: an empty cell would clear the grade Moodle has): "
+            "s003") in said
 
 
 def test_moodle_with_a_roster_writes_its_identities_exactly(tmp_path):
@@ -225,3 +233,79 @@ def test_moodle_never_names_its_grade_column_as_the_identity(folder, tmp_path):
         identity = "ID number" if args else "username"
         done = export(folder, "--format", "moodle", *args, "--column", identity, "--output", tmp_path / "m.csv")
         assert done.exit_code == 2 and "identity column" in done.output, done.output
+
+
+def test_canvas_refuses_a_column_out_of_other_points_naming_both(folder, tmp_path):
+    """The issue: 15-point scores went into a 100-point column without a word (Canvas showed 15 %).
+    Does a column whose Points Possible differs from the results' maximum stop the export with
+    one line naming both numbers and the two ways on, writing nothing (exit 2)?"""
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    roster.write_bytes(roster.read_bytes().replace(b",7.00,10.00,", b",100.00,10.00,"))
+    done = export(folder, "--format", "canvas", "--roster", roster, "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 2, done.output
+    [line] = [line for line in done.output.splitlines() if line.startswith("error:")]
+    said = " ".join(done.output.split())
+    assert "attention_scoring (4021) is out of 100 points in Canvas (Points Possible), but the scores are out of 7" \
+        in said and "--rescale" in said and "--as-is" in said, said
+    assert not (tmp_path / "upload.csv").exists()
+
+
+@pytest.mark.parametrize(("flag", "ivanov", "petrova", "note"), [
+    ("--rescale", "100", "50", "rescaled to attention_scoring (4021)'s Points Possible, 100 (--rescale)"),
+    ("--as-is", "7", "3.5", "written as they are (--as-is); Canvas shows a full score as 7 %"),
+])
+def test_canvas_rescales_or_writes_as_is_when_told(folder, tmp_path, flag, ivanov, petrova, note):
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    roster.write_bytes(roster.read_bytes().replace(b",7.00,10.00,", b",100.00,10.00,"))
+    done = export(folder, "--format", "canvas", "--roster", roster, flag, "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 0, done.output
+    after = rows(tmp_path / "upload.csv")
+    filled = {row[3]: row[7] for row in after[3:]}
+    assert (filled["ivanov"], filled["petrova"]) == (ivanov, petrova)
+    assert after[2][7] == "100.00"                       # Canvas's Points Possible as Canvas wrote it
+    assert note in " ".join(done.output.split())
+
+
+def test_canvas_without_points_possible_names_the_maximum(folder, tmp_path):
+    """A download without the Points Possible row: written, with a note to check the column."""
+    roster = canvas_roster(tmp_path / "canvas.csv")
+    roster.write_bytes(b"\r\n".join(line for line in roster.read_bytes().split(b"\r\n") if b"Points Possible" not in line))
+    done = export(folder, "--format", "canvas", "--roster", roster, "--output", tmp_path / "upload.csv")
+    assert done.exit_code == 0, done.output
+    assert "no Points Possible for attention_scoring (4021); the scores are out of 7" in " ".join(done.output.split())
+
+
+@pytest.mark.parametrize(("args", "phrase"), [
+    (["--format", "csv", "--rescale"], "--rescale is for --format canvas"),
+    (["--format", "moodle", "--as-is"], "--as-is is for --format canvas"),
+    (["--format", "canvas", "--rescale", "--as-is"], "--rescale and --as-is: give one"),
+])
+def test_the_points_possible_options_are_for_canvas_only(folder, tmp_path, args, phrase):
+    done = export(folder, *args, "--roster", canvas_roster(tmp_path / "canvas.csv"), "--output", tmp_path / "o.csv") \
+        if "canvas" in args else export(folder, *args, "--output", tmp_path / "o.csv")
+    assert done.exit_code == 2 and phrase in " ".join(done.output.split()), done.output
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_result_that_could_not_be_graded_is_named_with_its_reason_in_every_format(tmp_path):
+    """The issue: a truncated notebook and the other assignment's got a silent 0, like a student
+    who handed in nothing. Is each named on the console with its reason, in every format?"""
+    unreadable = Issue(code="invalid_notebook", text=text("issue.invalid_notebook", name="broken.ipynb",
+                                                          reason="parse error: premature EOF"))
+    other = Issue(code="wrong_assignment", text=text("issue.wrong_assignment", other="bahdanau",
+                                                     assignment=ASSIGNMENT))
+    graded = result("ivanov", (3.0, 2.0))
+    broken, wrong = (result(sid, (0.0, 0.0), [issue]) for sid, issue in (("broken", unreadable), ("wrong", other)))
+    for one in (broken, wrong):
+        for task in one.tasks:
+            task.checks = []           # no check ran: the notebook was not graded
+    out = results_folder(tmp_path / "results", [graded, broken, wrong])
+    canvas = canvas_roster(tmp_path / "canvas.csv")
+    canvas.write_bytes(canvas.read_bytes().replace(b",petrova,", b",broken,").replace(b",nobody,", b",wrong,"))
+    for args in (["--format", "csv"], ["--format", "moodle"], ["--format", "canvas", "--roster", canvas]):
+        done = export(out, *args, "--output", tmp_path / "o.csv")
+        assert done.exit_code == 0, done.output
+        said = " ".join(done.output.split())
+        assert "broken: not graded, 0 autograded points posted: broken.ipynb" in said and "premature EOF" in said, said
+        assert "wrong: not graded, 0 autograded points posted:" in said and "bahdanau" in said, said
+        assert "ivanov: not graded" not in said

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder.results import text
+from autograder.texts import render
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
@@ -55,6 +58,20 @@ def test_untouched_template_gets_zero(attention_results):
     """Does the released template, unsolved, get zero on every autograded task?"""
     scores = task_scores(load(attention_results, "untouched"))
     assert all(score in (0.0, None) for score, _ in scores.values()), scores
+
+
+def test_untouched_template_is_not_attempted_in_one_line(attention_results):
+    """Issue 47: the released template handed in as is took 130 lines of Markdown, "smallest failing
+    input" ten times, to say that its stubs raised. Is each autograded task "not attempted yet" in one
+    line under its heading, with every check still in the JSON, failed, with that line?"""
+    result = load(attention_results, "untouched")
+    for task in (t for t in result["tasks"] if t["checks"]):
+        assert {c["message"] for c in task["checks"]} == {render(text("task.not_attempted"), "en")}, task["id"]
+        assert not any(c["passed"] for c in task["checks"]) and len(task["checks"]) > 5
+    markdown = (attention_results / "feedback" / "untouched.md").read_text(encoding="utf-8")
+    for section in markdown.split("\n## ")[1:]:
+        assert len([line for line in section.splitlines()[1:] if line.strip()]) == 1, section
+    assert "smallest failing input" not in markdown
 
 
 def test_buggy_notebook_loses_points_only_where_it_is_wrong_and_names_the_mistake(attention_results):
@@ -161,7 +178,8 @@ def test_manual_points_reach_the_summary_grades_csv_the_report_and_export(attent
     assert "manual_points.csv: row 4: no result for student 'ghost'" in summary
     rows = {row["student_id"]: row for row in csv.DictReader((out / "grades.csv").open())}
     assert (rows["correct"]["cost_analysis"], rows["untouched"]["cost_analysis"]) == ("2.0", "")
-    assert float(rows["correct"]["score"]) == 13.0                       # SPEC §3: the autograded sum
+    assert float(rows["correct"]["score"]) == 15.0            # SPEC §3: what the student has so far
+    assert load(out, "correct")["score"] == 13.0              # the JSON keeps the autograded sum
     assert next(t for t in load(out, "correct")["tasks"] if t["id"] == "cost_analysis")["score"] is None
     assert "points entered for 2 of 4 submissions" in (out / "report.md").read_text()
     exported = subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()", "export", str(out),

@@ -149,10 +149,10 @@ def test_a_run_imports_nbgrader_only_for_a_course():
 
 
 def test_the_layout_names_every_module():
-    """Does the Layout section name every module of the package, so that a newcomer reading it
-    finds each file's room?"""
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
-    layout = readme[readme.index("## Layout"):]
+    """Does the Layout section (the developers' page of the docs) name every module of the
+    package, so that a newcomer reading it finds each file's room?"""
+    page = (PACKAGE.parent / "docs" / "developers.md").read_text(encoding="utf-8")
+    layout = page[page.index("## Layout"):page.index("\n## ", page.index("## Layout") + 1)]
     named = set(re.findall(r"`([\w./]+?)(?:\.py)?`", layout))
     missing = {path.relative_to(PACKAGE).with_suffix("").as_posix() for path in modules()
                if path.stem != "__init__" and path.stem not in named}

@@ -37,6 +37,9 @@ def grade_with(tmp_path, content: str | bytes):
     (HEADER + "ivanov,cost_analysis,nan\n", "row 2: points 'nan' is not a number"),
     (HEADER + "ivanov,cost_analysis,-1\n", "row 2: points -1 is below 0"),
     (HEADER + "ivanov,cost_analysis,2.5\n", "row 2: points 2.5 is above cost_analysis's maximum of 2"),
+    (HEADER + "ivanov,cost_analysis,inf\n", "row 2: points 'inf' is not a number"),
+    (HEADER + "ivanov,cost_analysis,1,5\n", "row 2: points 1,5 has a decimal comma, which splits the row into 4 "
+                                            "cells; write 1.5 (or quote it: \"1,5\")"),
     (HEADER + "ivanov, jr,cost_analysis,1\n", "row 2: 4 cells instead of 3"),
     (HEADER + ",cost_analysis,1\n", "row 2: no student_id"),
     ("student_id,task\nivanov,cost_analysis\n", "row 1: no column 'points'"),
@@ -121,3 +124,23 @@ def test_each_row_copied_from_grades_csv_credits_its_own_student(tmp_path):
     with open(tmp_path / "g.csv", newline="", encoding="utf-8") as handle:
         manual = {row["student_id"]: row["manual"] for row in csv.DictReader(handle)}
     assert manual == {cell: f"{float(value)}" for cell, value in points.items()}
+
+
+def test_a_bad_file_changes_nothing_in_the_folder(tmp_path):
+    """One good row and one bad (a student twice): is nothing half-applied? grade, show and export
+    each stop with the row named, and every file of the folder (grades.csv, the feedback pages,
+    the JSON) is as it was."""
+    results = class_results()
+    out = results_folder(tmp_path / "results", results)
+    OutputFolder(out, ASSIGNMENT, "en").write_grades(results, [*TASKS.autograded, *TASKS.manual])
+    (out / "manual_points.csv").write_text(HEADER + "petrova,cost_analysis,1\nivanov,cost_analysis,2\n"
+                                                    "ivanov,cost_analysis,1.5\n", encoding="utf-8")
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    runner, phrase = CliRunner(), "row 4: 'ivanov' has cost_analysis points again (first in row 3)"
+    for args in (["grade", str(CORRECT), "--assignment", ASSIGNMENT, "--output", str(out)],
+                 ["show", "petrova", "--output", str(out)],
+                 ["export", str(out), "--format", "csv", "--output", str(tmp_path / "g.csv")]):
+        done = runner.invoke(app, args)
+        assert done.exit_code == 2 and phrase in " ".join(done.output.split()), done.output
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+    assert not (tmp_path / "g.csv").exists()

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.grading.assemble import CellPlan, assemble, read_notebook
-from autograder.submissions.reading import MAX_DEPTH, STREAM_FACTOR, NotJSON, TooLarge, _prefixed, read_kept
+from autograder.submissions.reading import MAX_DEPTH, STREAM_FACTOR, NotJSON, TooLarge, _Namer, read_kept
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [*sorted((REPO / "examples").glob("*/*.ipynb")), *sorted((REPO / "assignments").glob("*/*.ipynb"))]
@@ -137,7 +137,11 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 @given(JSON_VALUES)
 def test_events_are_named_as_ijsons_own_parse_names_them(value):
     data = json.dumps(value).encode()
-    assert list(_prefixed(ijson.basic_parse(io.BytesIO(data)))) == list(ijson.parse(io.BytesIO(data)))
+    named = []
+    namer = _Namer(lambda *event: named.append(event))
+    for event in ijson.basic_parse(io.BytesIO(data)):
+        namer.send(event)
+    assert named == list(ijson.parse(io.BytesIO(data)))
 
 
 def _with_metadata(nested: str) -> bytes:
@@ -205,3 +209,43 @@ def test_a_key_given_twice_is_read_as_jupyter_and_nbgrader_read_it(metadata_twic
         assemble(read_by_nbformat, SOURCE, ["masked_softmax"], whole)
         reduced = plan_of(read_kept(io.BytesIO(data), 20 * MB), ["masked_softmax"])
         assert reduced.cells == whole.cells
+
+
+def _with_tiny_containers_in_nbgrader(count: int) -> bytes:
+    """The correct notebook with a cell's nbgrader metadata holding ``count`` tiny containers."""
+    notebook = correct()
+    cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id"))
+    cell["metadata"]["nbgrader"]["x"] = "TINY"
+    return json.dumps(notebook).replace('"TINY"', "[" + ",".join(["[{}]"] * count) + "]", 1).encode()
+
+
+def test_nbgrader_metadata_of_many_tiny_containers_is_refused_early_in_bounded_memory():
+    """Red team 13: the size cap counted serialised bytes after a value was built, so 15.5 MB of
+    tiny containers in nbgrader metadata took the grader to 2.4 GB and 22-65 s. Is what is kept
+    counted as it is built, and the notebook refused within a fixed memory, with a reason that
+    names the file and the fix?"""
+    import tracemalloc
+
+    from autograder.grading.pipeline import _unread
+    from autograder.texts import render
+    data = _with_tiny_containers_in_nbgrader(1_000_000)   # 5 MB
+    tracemalloc.start()
+    started = time.monotonic()
+    with pytest.raises(TooLarge) as refused:
+        read_kept(io.BytesIO(data), 20 * MB)
+    seconds, peak = time.monotonic() - started, tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert refused.value.what == "values"
+    assert peak < 40 * MB and seconds < 10, f"{peak:,} bytes at the peak, {seconds:.1f} s"
+    said = render(_unread("hw.ipynb", refused.value).text, "en")
+    assert said.startswith("hw.ipynb:") and "new copy of the released notebook" in said
+
+
+def test_a_cells_source_given_line_by_line_costs_its_characters_only():
+    """A code cell's source as a list of 200,000 short lines (as Jupyter writes lines) is kept
+    joined: it counts its characters, not a value per line, and runs as the same code."""
+    notebook = correct()
+    cell = next(c for c in notebook["cells"] if c["cell_type"] == "code")
+    cell["source"] = ["x = 1\n"] * 200_000
+    kept = json.loads(read_kept(io.BytesIO(json.dumps(notebook).encode()), 20 * MB))
+    assert any(c.get("source") == "x = 1\n" * 200_000 for c in kept["cells"])

@@ -97,6 +97,41 @@ def test_grades_csv_never_starts_a_formula(tmp_path):
     assert rows[0]["cost_analysis"] == ""
 
 
+def test_grades_csv_score_is_the_total_so_far_and_the_json_keeps_the_autograded_sum(tmp_path):
+    """The issue: with 2 written points entered, grades.csv read ``13.0,15.0``: score/max_score gave
+    13/15 for a student with 15/15. Is ``score`` the autograded points plus the points entered
+    (SPEC §3), each task's column its points, and the JSON's score still the autograded sum?"""
+    folder = OutputFolder(tmp_path, "attention_scoring", "en")
+    folder.check_usable()
+    entered, waiting = a_result("ivanov"), a_result("petrova")
+    folder.save(entered)
+    folder.write_grades([entered, waiting], ["masked_softmax", "cost_analysis"], {"ivanov": {"cost_analysis": 2.0}})
+    rows = {row["student_id"]: row for row in csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))}
+    assert (rows["ivanov"]["score"], rows["ivanov"]["max_score"], rows["ivanov"]["cost_analysis"]) == \
+        ("2.25", "2.75", "2.0")
+    assert (rows["petrova"]["score"], rows["petrova"]["cost_analysis"]) == ("0.25", "")   # not entered yet
+    assert json.loads((tmp_path / "ivanov.json").read_text(encoding="utf-8"))["score"] == 0.25
+
+
+def test_feedback_pages_follow_the_written_points_entered(tmp_path):
+    """Points entered for a written answer reach the student's feedback at the next run, though
+    the result is reused: is the page rewritten once they change (and only then), in both files,
+    with the written answer's points and the total, and back to "by hand" when they are removed?"""
+    folder = OutputFolder(tmp_path, "attention_scoring", "ru")
+    folder.check_usable()
+    result = folder.save(a_result("ivanov"))
+    page, markdown = tmp_path / "feedback" / "ivanov.html", tmp_path / "feedback" / "ivanov.md"
+    assert "оценит ассистент" in markdown.read_text(encoding="utf-8")
+    assert folder.refresh_feedback(result, {"ivanov": {"cost_analysis": 1.5}})
+    for written in (markdown, page):
+        text_now = written.read_text(encoding="utf-8")
+        assert "письменные ответы 1,5 / 2 (оценил ассистент)" in text_now and "итого 1,75 / 2,75" in text_now
+    assert "1,5 / 2" in page.read_text(encoding="utf-8").split("cost_analysis", 2)[1]   # the overview's row
+    assert not folder.refresh_feedback(result, {"ivanov": {"cost_analysis": 1.5}})   # unchanged: not rewritten
+    assert folder.refresh_feedback(result, {})
+    assert "оценит ассистент" in markdown.read_text(encoding="utf-8")
+
+
 def test_undecodable_and_surrogate_text_is_written_by_one_rule(tmp_path):
     """Do a cp1251 file name (surrogate escapes) and a lone surrogate in a message become \\xNN
     escapes, and does the result still save and load?"""

@@ -161,7 +161,7 @@ def test_show_finds_an_id_as_grades_csv_writes_it_and_suggests_case_twins(graded
     (copy / "-dash.json").write_text(json.dumps(dash), encoding="utf-8")
     assert "-dash" in autograder("show", "'-dash", "--output", copy).stdout
     said = " ".join(autograder("show", "--output", copy, "--", "-dosh").stderr.split())
-    assert "did you mean '-dash' (type it last, after --: autograder show --output DIR -- -dash)?" in said, said
+    assert "did you mean \"'-dash\"?" in said, said   # as grades.csv writes it, which show reads (one id rule)
     assert "did you mean 'kim'?" in autograder("show", "KIM", "--output", copy).stderr
 
 

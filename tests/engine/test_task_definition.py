@@ -109,10 +109,11 @@ def test_a_forged_settle_reply_only_ever_warns_of_known_names_and_cells(reply):
     from autograder.config import load_config
     from autograder.grading.task import RunSettings
     from autograder.grading.session import Session
+    from autograder.sandbox.client import Student
     sandbox = SimpleNamespace(limits=SimpleNamespace(own_cells_s=60))  # only what the constructor reads
     session = Session(sandbox, RunSettings.resolve(load_config(), "attention_scoring"),
-                      [("masked_softmax", ""), ("#3", "")], deadline=0.0, output_limit=1024)
-    session.worker = _Forging(reply)
+                      [("masked_softmax", ""), ("#3", "")], deadline=0.0)
+    session.student = Student(_Forging(reply).transport)
     session._settle()
     assert [(w.code, w.task) for w in session.warnings] in ([], [("redefined_later", "masked_softmax")])
     assert len(session.warnings) == (reply == {"value": [["masked_softmax", "#3"]] * 1000})

@@ -93,7 +93,8 @@ def grade(mutant: Mutant) -> TaskResult:
     runner.use_namespace(notebook_namespace())
     reply = runner.handle({"op": "exec", "args": {"label": mutant.task_id, "source": mutant.source}})
     assert "error" not in reply, f"the mutant's cell itself raised: {reply['error']}"
-    return grade_task(local_student(runner), settings(ASSIGNMENT_OF[mutant.task_id]), mutant.task_id).result
+    return grade_task(local_student(runner), settings(ASSIGNMENT_OF[mutant.task_id]), mutant.task_id,
+                      cell=mutant.source).result
 
 
 def failed_checks(result: TaskResult) -> list[CheckResult]:

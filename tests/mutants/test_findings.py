@@ -1,7 +1,12 @@
 """What a failed check tells the student beyond the verdict: heatmaps of the attention weights
 on the failing example, and the older book's forms named with the expected signature."""
+import re
+
+from autograder.checks.compare import kind_of
 from autograder.feedback import Say
 from autograder.feedback.plain import check_message
+from autograder.sandbox.protocol import Handle, Named, Opaque
+from autograder.texts import render
 
 from .harness import grade
 from .report import ALL_MUTANTS
@@ -60,10 +65,38 @@ def test_older_additive_signature_names_the_expected_one():
 
 
 def test_lstm_decoder_for_the_gru_state_says_which_state_it_receives():
-    """Does an LSTM decoder that builds (h, zeros_like(h)) hear that init_state gets (outputs, (h, c))?"""
+    """Does an LSTM decoder that builds (h, zeros_like(h)) hear that init_state gets (outputs, (h, c)),
+    and that its decoder was written for the GRU's state?"""
     result = grade(mutant("lstm_attention_decoder-gru_state_with_zero_cell"))
     assert result.score == 0
     assert all("(outputs, (h, c))" in check_message(check, Say("en")) for check in result.checks)
+    assert all("GRU encoder's state" in check_message(check, Say("en")) for check in result.checks)
+
+
+def test_init_state_without_lengths_names_the_expected_signature():
+    """Issue 47: a decoder whose init_state(self, enc_outputs) takes no lengths (a decoder without
+    attention's) was told only "init_state() takes 2 positional arguments but 3 were given". Does
+    its feedback name the expected init_state(enc_outputs, enc_valid_lens) and where its own came
+    from, in both languages?"""
+    result = grade(mutant("seq2seq_attention_decoder-init_state_without_lens"))
+    assert result.score == 0
+    check = failed(result, "matches the reference")
+    assert check.finding.mistake == "init_state_without_lens"
+    english, russian = check_message(check, Say("en")), check_message(check, Say("ru"))
+    assert "init_state(enc_outputs, enc_valid_lens)" in english and "without attention" in english
+    assert "init_state(enc_outputs, enc_valid_lens)" in russian and "без внимания" in russian
+
+
+def test_what_stays_in_the_worker_is_said_in_words():
+    """Issue 47: an attention_weights method without @property reached the student as "got: Opaque"
+    (the type the sandbox's reply gives what cannot cross). Is each such value said in words, the
+    method with its fix?"""
+    said = {name: render(kind_of(value), "en") for name, value in {
+        "method": Opaque("method"), "module": Handle(3), "state": Named.of([1, 2], Handle(4)), "none": None,
+        "empty": [], "meta": Opaque("tensor on the meta device, of shape (2, 3)"), "own": Opaque("Steps")}.items()}
+    assert "@property" in said["method"] and said["none"] == "`None` (nothing)" and said["empty"] == "a list of length 0"
+    assert "Steps" in said["own"]
+    assert not [text for text in said.values() if re.search(r"Opaque|Handle|Named|meta|method'", text)]
 
 
 def test_a_parameter_of_another_shape_is_named_with_both_shapes():

@@ -225,6 +225,21 @@ class DotProductAttention(nn.Module):
         self.attention_weights = torch.softmax(scores, dim=-1)
         return self.dropout(self.attention_weights) @ values
 ''', correct=False, must_fail=DEVICES),
+    # Issue 47: told "got: Opaque" (what stays in the worker); it is a method, not a property.
+    Mutant(DOT, "attention_weights_a_method_not_a_property", '''
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])
+        self._weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self._weights), values)
+
+    def attention_weights(self):
+        return self._weights
+''', correct=False, fails_only=("attention_weights match the reference",)),
 ]
 
 # --- additive_attention ------------------------------------------------------------------

@@ -205,6 +205,9 @@ BUGS = [
     Mutant(SEQ, "weights_of_the_last_step_only", _cell(SEQ, _loop(
         store="self._attention_weights = [self.attention.attention_weights]")),
         correct=False, must_fail=WEIGHTS),
+    # Issue 47: told "expected `[(B, 1, T)] * 1`, got `list`"; the list it keeps is empty.
+    Mutant(SEQ, "keeps_no_weights", _cell(SEQ, _loop(store="pass  # no weights kept")),
+           correct=False, fails_only=WEIGHTS),
     Mutant(SEQ, "query_is_last_encoder_output", _cell(SEQ, _loop(query="enc_outputs[:, -1:, :]")),
            correct=False),
     Mutant(SEQ, "iterates_over_the_batch", _cell(SEQ, _loop().replace(

@@ -158,6 +158,29 @@ D2L_017_DECODER_FORWARD = '''
 '''
 
 
+# A decoder without attention's init_state (chapter 10's, no lengths), kept in an attention
+# decoder: told only "init_state() takes 2 positional arguments but 3 were given" (issue 47).
+INIT_STATE_WITHOUT_LENS = _cell(SEQ, '''
+    def init_state(self, enc_outputs):
+        outputs, hidden_state = enc_outputs
+        return outputs.permute(1, 0, 2), hidden_state
+
+    def forward(self, X, state):
+        enc_outputs, hidden_state = state
+        X = self.embedding(X).permute(1, 0, 2)
+        outputs, self._attention_weights = [], []
+        for x in X:
+            query = torch.unsqueeze(hidden_state[-1], dim=1)
+            context = self.attention(query, enc_outputs, enc_outputs, None)
+            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)
+            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)
+            outputs.append(out)
+            self._attention_weights.append(self.attention.attention_weights)
+        outputs = self.dense(torch.cat(outputs, dim=0))
+        return outputs.permute(1, 0, 2), [enc_outputs, hidden_state]
+''')
+
+
 def _lstm_for_gru_state(hidden: str) -> str:
     """An LSTM decoder whose init_state treats the encoder's state as the GRU's tensor h."""
     forward = _loop(query="hidden_state[0][-1].unsqueeze(1)")[len(INIT_STATE):]
@@ -226,6 +249,7 @@ MUTANTS = [
            + D2L_017_DECODER_FORWARD, correct=False, mistake="older_additive_call"),
     Mutant(SEQ, "d2l_017_decoder_pasted_with_d2l", D2L_017_DECODER_INIT.format(attention="d2l.AdditiveAttention")
            + D2L_017_DECODER_FORWARD, correct=False, mistake="older_book_d2l"),
+    Mutant(SEQ, "init_state_without_lens", INIT_STATE_WITHOUT_LENS, correct=False, mistake="init_state_without_lens"),
     Mutant(LSTM, "gru_state_as_h_and_h", _lstm_for_gru_state("(hidden_state, hidden_state)"),
            correct=False, mistake="lstm_state_for_gru"),
     Mutant(LSTM, "gru_state_with_zero_cell",

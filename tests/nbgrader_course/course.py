@@ -1,7 +1,7 @@
-"""A real nbgrader course in a temporary folder, driven by the README's walk-through.
+"""A real nbgrader course in a temporary folder, driven by the docs' walk-through.
 
-The TA's commands are the fenced block under "For TAs who use nbgrader" in README.md, run
-one by one from the course root. What the README leaves to people happens between them, done
+The TA's commands are the fenced block under "The walk-through" in docs/ta/nbgrader.md, run
+one by one from the course root. What the docs leave to people happens between them, done
 with nbgrader's own tools: students fetch, solve and submit through nbgrader's exchange (each
 hands in the notebook only, as the student README says) and later fetch their feedback; the
 TA grades the written answer as formgrader does, through nbgrader's gradebook API.
@@ -22,7 +22,8 @@ ASSIGNMENT = "attention_scoring"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 COURSE_ID = "attention101"
 MANUAL_TASK = "cost_analysis"
-HEADING = "## For TAs who use nbgrader"
+HEADING = "## The walk-through"
+WALKTHROUGH = REPO / "docs" / "ta" / "nbgrader.md"
 COURSE_CONFIG = """\
 c = get_config()
 load_subconfig("nbgrader_config.py", path={repo!r})  # the course's own settings (timeouts, ...)
@@ -41,12 +42,12 @@ c.Exchange.cache = {cache!r}
 """
 
 
-def readme_commands(readme: Path = REPO / "README.md") -> list[str]:
+def walkthrough_commands(page: Path = WALKTHROUGH) -> list[str]:
     """The commands of the first ``sh`` block after the walk-through's heading (comments dropped)."""
-    text = readme.read_text(encoding="utf-8")
-    assert HEADING in text, f"README.md has no {HEADING!r} section (the walk-through this test runs)"
+    text = page.read_text(encoding="utf-8")
+    assert HEADING in text, f"{page.name} has no {HEADING!r} section (the walk-through this test runs)"
     block = re.search(r"```sh\n(.*?)```", text[text.index(HEADING):], re.S)
-    assert block, f"README.md: no ```sh block under {HEADING!r}"
+    assert block, f"{page.name}: no ```sh block under {HEADING!r}"
     return [line.strip() for line in block.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 

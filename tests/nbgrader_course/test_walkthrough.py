@@ -1,4 +1,4 @@
-"""The README's nbgrader walk-through, run for real: `autograder grade` stands in for autograde.
+"""The docs' nbgrader walk-through (docs/ta/nbgrader.md), run for real: `autograder grade` stands in for autograde.
 
 One module-scoped course goes from ``generate_assignment`` to ``release_feedback`` with three
 students (solved, untouched, buggy) who fetch, submit and fetch feedback through nbgrader's
@@ -8,6 +8,8 @@ submissions for comparison; the tests below read what was kept.
 import csv
 import html
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +21,9 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.results import SubmissionResult
 
+from ..engine.totals_everywhere import totals_everywhere
 from ..notebooks.cells import nbgrader
-from .course import ASSIGNMENT, MANUAL_TASK, NOTEBOOK, STUDENTS, Course, readme_commands, verb
+from .course import ASSIGNMENT, MANUAL_TASK, NOTEBOOK, STUDENTS, Course, walkthrough_commands, verb
 
 pytestmark = pytest.mark.slow
 NOTEBOOK_ID = Path(NOTEBOOK).stem
@@ -88,6 +91,22 @@ def keep_our_export(course: Course, command: str, kept: dict) -> None:
         kept["our_export"] = {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
+def grade_again(course: Course, kept: dict) -> None:
+    """After formgrader: the TA runs the walk-through's `autograder grade` again; every place a
+    total is read (totals_everywhere) is kept."""
+    [command] = [c for c in kept["commands"] if verb(c) == "autograder grade"]
+    kept["said"]["again"] = course.run(command)
+    output = course.root / option(command, "--output")
+
+    def autograder(*args):
+        return subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()", *map(str, args)],
+                              cwd=course.root, env=course.env(), capture_output=True, text=True, timeout=600)
+    scratch = course.root.parent / "totals"
+    scratch.mkdir()
+    kept["totals"] = totals_everywhere(output, list(STUDENTS), scratch, autograder)
+    kept["answers_page"] = (output / "answers.html").exists()
+
+
 def students_fetch_feedback(course: Course, command: str, kept: dict) -> None:
     kept["feedback"] = {student: html.unescape(course.fetch_feedback(student)) for student in STUDENTS}
 
@@ -101,11 +120,12 @@ AFTER = {"nbgrader release_assignment": students_submit, "autograder grade": aft
 def kept(tmp_path_factory) -> dict:
     course = Course(tmp_path_factory.mktemp("nbgrader"))
     course.require_helpers()
-    kept: dict = {"course": course, "commands": readme_commands()}
+    kept: dict = {"course": course, "commands": walkthrough_commands(), "said": {}}
     for command in kept["commands"]:
-        course.run(command)
+        kept["said"][verb(command)] = course.run(command)
         if verb(command) in AFTER:
             AFTER[verb(command)](course, command, kept)
+    grade_again(course, kept)
     course.run(f"nbgrader autograde {ASSIGNMENT} --force")  # plain nbgrader, for comparison
     with Gradebook(course.db_url) as gradebook:
         kept["plain"] = {student: {grade.name: grade.auto_score for grade in
@@ -125,7 +145,7 @@ def points(result: SubmissionResult, manual: bool) -> tuple[float, float]:
 
 
 def test_walkthrough_goes_from_generate_assignment_to_release_feedback(kept):
-    """Does the README's walk-through run nbgrader's whole workflow, with the autograder in it?"""
+    """Does the docs' walk-through run nbgrader's whole workflow, with the autograder in it?"""
     verbs = [verb(command) for command in kept["commands"]]
     wanted = ["nbgrader generate_assignment", "nbgrader release_assignment", "nbgrader collect",
               "autograder grade", "nbgrader export", "nbgrader generate_feedback", "nbgrader release_feedback"]
@@ -219,3 +239,21 @@ def test_plain_nbgrader_autograde_gives_the_same_task_scores(kept, student):
     plain = kept["plain"][student]
     for task, score in autograded_tasks(kept["results"][student]).items():
         assert plain[f"{task}_tests"] == pytest.approx(score), task
+
+
+def test_the_gradebooks_written_points_reach_every_place_a_total_is_read(kept):
+    """Issue 46, on an nbgrader course: after the TA grades the written answer in formgrader and
+    runs `autograder grade` again, do grades.csv, the class report, `show`, the csv, Canvas and
+    Moodle exports and each feedback page give every student `nbgrader export`'s total?"""
+    want = {student: float(row["score"]) for student, row in kept["export"].items()}
+    assert want["solved"] == 15.0 - 2.0 + MANUAL_POINTS["solved"]
+    for place in ("grades.csv", "report", "show", "feedback", "csv", "moodle", "canvas"):
+        assert kept["totals"][place] == pytest.approx(want), place
+    assert not kept["answers_page"]                 # formgrader shows the answers in an nbgrader course
+
+
+def test_the_released_helper_package_is_not_listed_as_an_archive(kept):
+    """Issue 46: every student's released d2l_attention.zip was "an archive, not read: unpack it
+    where it lies and grade again", once per student. Not listed now?"""
+    for said in (kept["said"]["autograder grade"], kept["said"]["again"]):
+        assert "d2l_attention.zip" not in said and "an archive, not read" not in said, said

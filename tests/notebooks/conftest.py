@@ -25,7 +25,7 @@ def venv_env() -> dict:
 
 @pytest.fixture(scope="session")
 def release_course(tmp_path_factory) -> Course:
-    """A copy of the course's inputs (source notebooks, reference/, nbgrader_config.py), released.
+    """A copy of the course's inputs (source notebooks, reference/, nbgrader_config.py, grader.yml), released.
 
     Only the notebooks are copied from assignments/: the helper folders there are the
     release's output, so comparing them with the committed ones (test_release.py) shows
@@ -37,6 +37,7 @@ def release_course(tmp_path_factory) -> Course:
         shutil.copy(notebook, copy)
     shutil.copytree(COURSE.reference_dir, root / "reference", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(COURSE.root / "nbgrader_config.py", root / "nbgrader_config.py")
+    shutil.copy(COURSE.config_path, root / "grader.yml")   # its service keys: how the students' README says to hand in
     course = Course(root)
     release(course)
     return course

@@ -41,6 +41,11 @@ def dot_product_no_sqrt() -> Finding:
                    got=str([round(w, 4) for w in heatmap.got[0]]), mistake="no_sqrt", heatmap=heatmap)
 
 
+def not_attempted() -> Finding:
+    """A check of a task left as released, as grading records it (grading/task.py)."""
+    return Finding(problem=text("task.not_attempted"))
+
+
 def not_implemented(case: str = "X = torch.zeros(1, 1, 3)") -> Finding:
     return Finding(problem=text("check.raised", type="NotImplementedError", message="",
                                 where=text("check.where", where="line 3")), case_code=case)
@@ -50,8 +55,7 @@ def tasks(student: str, *, sqrt_bug: bool, softmax_untouched: bool, mistake: str
     """attention_scoring's shape: masked_softmax, dot_product_attention and the manual task."""
     names = ["output shape, dtype and device", "rows sum to one over valid keys",
              "zero weight beyond valid length", "matches the reference with 1-D valid_lens"]
-    softmax_checks = [check(n, 0.5, not_implemented(f"X = torch.zeros(1, 1, {i + 2})") if softmax_untouched else None)
-                      for i, n in enumerate(names)]
+    softmax_checks = [check(n, 0.5, not_attempted() if softmax_untouched else None) for n in names]
     finding = dot_product_no_sqrt() if sqrt_bug else None
     if finding is not None and mistake != "no_sqrt":
         finding = finding.model_copy(update={"mistake": mistake})
@@ -107,9 +111,7 @@ def batch() -> list[SubmissionResult]:
 
 def readable() -> SubmissionResult:
     """The sample student without hostile text (for the README's screenshot and the Russian
-    prose test): one untouched task, one mistake with its heatmap, a removed magic."""
+    prose test): one task not attempted yet, one mistake with its heatmap, a removed magic."""
     result = submission("s042", crashed=False)
-    for check in result.tasks[0].checks:  # the sandbox's "line N" is not catalogued yet
-        check.finding.problem = text("check.raised", type="NotImplementedError", message="", where="")
     result.warnings = [Issue(code="magic_removed", text=text("issue.magic_removed", cell=4))]
     return result

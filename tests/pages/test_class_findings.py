@@ -6,6 +6,8 @@ import shutil
 
 import pytest
 
+import reference.book
+
 from autograder.report import write_class_report
 from autograder.report.similarity import FLAG
 from autograder.outputs.store import OutputFolder
@@ -184,3 +186,84 @@ def test_a_copy_behind_pages_of_comments_is_still_compared():
     assert kept["distance_attention"].strip().endswith(code.strip().splitlines()[-1].strip())
     pairs = similarity.similar_pairs({"copy": kept, "orig": {"distance_attention": code}}, "x = 1\n")
     assert [(p.student_a, p.student_b) for p in pairs] == [("copy", "orig")]
+
+
+PADDING = {   # red team 13: what the 64 KiB cut of the raw cell let through, and comments did not cover
+    "a long string literal": f"PAD = {'x' * 70_000!r}\n",
+    "a long docstring": '"""' + "notes, notes and more notes\n" * 2600 + '"""\n',
+    "dead assignments": "".join(f"pad_{i:05d} = {i}\n" for i in range(6000)),
+}
+
+
+@pytest.mark.parametrize("padding", PADDING.values(), ids=PADDING.keys())
+def test_a_copy_behind_padding_is_still_compared(padding):
+    """Red team 13: a copied cell put behind a 70 KB string literal was no pair at all (the cut
+    kept only the string). Is the cut taken on the code, after the padding is normalised away?"""
+    from autograder.report import similarity
+    from autograder.grading.assemble import CellPlan
+    from autograder.grading.pipeline import solution_cells
+    from .class_findings import ANNA, BORIS
+    kept = solution_cells(CellPlan(cells=[("distance_attention", padding + BORIS)]), ["distance_attention"])
+    assert kept["distance_attention"].rstrip().endswith(BORIS.rstrip().splitlines()[-1].strip())
+    pairs = similarity.similar_pairs({"copy": kept, "orig": {"distance_attention": ANNA}}, "x = 1\n")
+    assert [(p.student_a, p.student_b) for p in pairs] == [("copy", "orig")]
+
+
+def _book_dot_product(modernise) -> str:
+    import inspect
+    return modernise(inspect.getsource(reference.book.DotProductAttention))
+
+
+MODERNISED = {
+    "d ** 0.5": lambda code: code.replace("math.sqrt(d)", "d ** 0.5"),
+    "@": lambda code: code.replace("torch.bmm(queries, keys.transpose(1, 2))", "queries @ keys.transpose(1, 2)")
+                          .replace("torch.bmm(self.dropout(self.attention_weights), values)",
+                                   "self.dropout(self.attention_weights) @ values"),
+    "torch.matmul": lambda code: code.replace("torch.bmm(", "torch.matmul("),
+}
+
+
+@pytest.mark.parametrize("modernise", MODERNISED.values(), ids=MODERNISED.keys())
+def test_the_books_code_with_a_common_modernisation_is_no_pair(modernise):
+    """Red team 13: two students who both wrote the book's DotProductAttention with one common
+    modernisation were a pair at 1.0, above a real reworded copy: the score was a share of a tiny
+    remainder. Does the score weigh how much of each cell is the students' own?"""
+    from autograder.course import COURSE
+    from autograder.report import similarity
+    from .class_findings import ANNA, BORIS
+    discounted = similarity.discounted_code(COURSE, ASSIGNMENT)
+    cell = _book_dot_product(modernise)
+    assert similarity.similar_pairs({"ann": {"dot_product_attention": cell},
+                                     "bob": {"dot_product_attention": cell + "\n"}}, discounted) == []
+    copied = similarity.similar_pairs({"anna": {"distance_attention": ANNA}, "boris": {"distance_attention": BORIS}},
+                                      discounted)
+    assert [(p.student_a, p.student_b) for p in copied] == [("anna", "boris")] and copied[0].similarity >= FLAG
+
+
+def test_the_fingerprint_cache_is_bounded_in_bytes(monkeypatch):
+    """Red team 13: the similarity cache kept every fingerprint for the life of the service, up to
+    20,000 entries of up to 3 MB (each resubmission of large cells left 14.5-17.5 MB behind).
+    Does what the cache holds stay within its bound in bytes, however many fresh cells pass?"""
+    import gc
+    import secrets
+    import tracemalloc
+
+    from autograder.report import similarity
+    bound = 4 << 20
+    monkeypatch.setattr(similarity, "_FINGERPRINTS", similarity._Cache(bound) if hasattr(similarity, "_Cache")
+                        else None, raising=False)
+    if hasattr(similarity._fingerprint, "cache_clear"):
+        similarity._fingerprint.cache_clear()
+    similarity._fingerprint("x = 1\n" * 20, "y = 2\n")   # the discounted code's k-grams, kept apart
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(12):
+        salt = secrets.token_hex(4)
+        cell = "".join(f"def f_{salt}_{i}(x, w):\n    return torch.tanh(x @ w + {i}).sum(-1) * {i % 7}\n"
+                       for i in range(500))   # about 40 KB, fresh each time
+        similarity._fingerprint(cell, "y = 2\n")
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert held < bound + (1 << 20), f"the cache holds {held:,} bytes after 12 fresh cells (bound {bound:,})"

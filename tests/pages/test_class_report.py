@@ -13,7 +13,7 @@ from autograder.submissions.ids import student_id
 from autograder.report import write_class_report
 from autograder.report.class_stats import summarise
 from autograder.pages.markup import say
-from autograder.results import CheckResult, SubmissionResult, TaskResult, text
+from autograder.results import CheckResult, Finding, SubmissionResult, TaskResult, text
 from autograder.texts import render
 
 from . import samples
@@ -45,7 +45,45 @@ def test_mistakes_ranked_by_students_with_their_ids(stats):
     """Are the catalogued mistakes ranked by how many students made them, with who made them?"""
     ranked = [(m.mistake, sorted(m.students)) for m in stats.mistakes]
     assert ranked == [("no_sqrt", ["bob", "carol"]), ("scale_by_d", ["dave"])]
-    assert stats.undiagnosed == 4   # erin's untouched masked_softmax: four checks, no mistake
+    assert stats.undiagnosed == 0      # erin's untouched masked_softmax is no mistake to explain
+    assert stats.not_attempted == 1    # ...but a task not attempted yet, said apart
+
+
+def _one_unexplained(student: str) -> SubmissionResult:
+    """A task whose one failed check names no mistake, beside the sample's other failures."""
+    finding = Finding(problem=text("compare.values_differ", what=text("tensor.attention_weights")),
+                      case_code="X = torch.zeros(1, 1, 2)", expected="[1, 0]", got="[0.5, 0.5]")
+    task = TaskResult(id="masked_softmax", score=0.0, max_score=0.5,
+                      checks=[CheckResult(name="zero weight beyond valid length", passed=False, score=0.0,
+                                          max_score=0.5, finding=finding)])
+    return SubmissionResult(student_id=student, assignment="attention_scoring", score=0.0, max_score=0.5,
+                            tasks=[task])
+
+
+def _not_attempted(student: str) -> SubmissionResult:
+    """A task as grading now says it was left as released: each check failed with the one line."""
+    checks = [CheckResult(name=name, passed=False, score=0.0, max_score=0.5,
+                          finding=Finding(problem=text("task.not_attempted")))
+              for name in samples.TASK_CHECKS["masked_softmax"]]
+    return SubmissionResult(student_id=student, assignment="attention_scoring", score=0.0, max_score=2.0,
+                            tasks=[TaskResult(id="masked_softmax", score=0.0, max_score=2.0, checks=checks)])
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+@pytest.mark.parametrize("unexplained", [0, 1])
+def test_the_report_counts_unexplained_failures_once(tmp_path, language, unexplained):
+    """Issue 47: the demo's report said "Failed checks that no known mistake explains: 45." and, a few
+    lines down, "Every failed check is explained by a known mistake." (the untouched template's
+    failures counted in one and not the other). Do both reports give one count, the one the shared
+    unknown mistakes list, say "none left" only when it is 0, and say the tasks not attempted yet
+    apart (a new result's and an older grader's alike)?"""
+    results = samples.batch() + [_not_attempted("gina")] + [_one_unexplained(f"u{i}") for i in range(unexplained)]
+    write_class_report(results, tmp_path, language, samples.TASK_CHECKS)
+    for report in (mistune.html((tmp_path / "report.md").read_text()), (tmp_path / "report.html").read_text()):
+        shown = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", report)).split())
+        assert render(text("page.report.undiagnosed", count=unexplained), language) in shown
+        assert (render(text("page.report.no_unexplained"), language) in shown) == (unexplained == 0)
+        assert render(text("page.report.not_attempted", count=2), language) in shown  # erin's and gina's
 
 
 def test_a_student_counts_once_per_mistake():

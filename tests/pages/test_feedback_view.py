@@ -88,9 +88,12 @@ def test_shown_task_scores_add_up_to_the_shown_total(eighths):
 
 
 def test_a_failure_repeated_across_a_tasks_checks_is_said_once_everywhere():
-    """Does a task whose every check raised NotImplementedError (each on its own input) say the
-    error once in each writer, listing every check under it?"""
-    result = samples.submission(sqrt_bug=False, crashed=False)
+    """Does a task whose every check raised NotImplementedError (each on its own input, not the
+    template's stub: the task was attempted) say the error once in each writer, listing every
+    check under it?"""
+    checks = [failed(name, 0.5, samples.not_implemented(f"X = torch.zeros(1, 1, {i + 2})"))
+              for i, name in enumerate(samples.TASK_CHECKS["masked_softmax"])]
+    result = result_of(task("masked_softmax", checks))
     problem = render(samples.not_implemented().problem, "en")
     for writer, shown in writers(result, "en").items():
         assert shown.count(problem) == 1, writer
@@ -108,7 +111,38 @@ def test_the_same_heatmap_pair_is_drawn_once():
     page = student_page(FeedbackView.of(result, Say("en")))
     assert page.count("<img ") == 2
     assert render(text("page.heatmap.same_above"), "en") in page
-    assert page.count(render(text("mistake.no_sqrt"), "en")) == 2   # each failure still names it
+    assert page.count(render(text("mistake.no_sqrt"), "en")) == 1   # named once, at the first failure
+
+
+def test_a_likely_mistake_is_named_once_per_task():
+    """Issue 47: two checks of one task that failed for one mistake (the output and the weights of
+    code without 1/√d) both named it, in full, one under the other. Is it named once per task, at
+    its first failure, in every writer, while each failure keeps its own values?"""
+    weights = samples.dot_product_no_sqrt()
+    output = weights.model_copy(update={"problem": text("compare.values_differ", what=text("tensor.attention_output")),
+                                        "expected": "[-0.5889]", "got": "[-0.7868]", "heatmap": None})
+    result = result_of(task("dot_product_attention", [failed("matches the reference", 0.5, output),
+                                                      failed("attention_weights match the reference", 0.5, weights)]))
+    for language in ("en", "ru"):
+        for writer, shown in writers(result, language).items():
+            assert shown.count(render(text("mistake.no_sqrt"), language)) == 1, (writer, language)
+            assert output.got in shown and weights.got in shown, (writer, language)  # values are code
+
+
+def test_the_same_finding_on_other_inputs_is_said_once():
+    """Issue 47: an LSTM decoder written for the GRU's state failed four checks with the same
+    problem, expected, got and mistake, each on its own input, and was told so four times. Is it
+    said once, under every check's title, with the first check's input?"""
+    def lstm(case: str) -> Finding:
+        return Finding(problem=text("decoder.lstm_state"), case_code=case, mistake="lstm_state_for_gru",
+                       expected="enc_outputs = (outputs, (h, c))", got="enc_outputs = (outputs, h)")
+    names = ["state and output shapes", "matches the reference", "gradients match the reference"]
+    result = result_of(task("lstm_attention_decoder", [failed(name, 0.5, lstm(f"src = torch.tensor([[{i}]])"))
+                                                       for i, name in enumerate(names)]))
+    for writer, shown in writers(result, "en").items():
+        assert shown.count(render(text("decoder.lstm_state"), "en")) == 1, writer
+        assert "src = torch.tensor([[0]])" in shown and "src = torch.tensor([[1]])" not in shown, writer
+        assert all(render(text(f"title.{name}"), "en") in shown for name in names), writer
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])

@@ -90,12 +90,15 @@ def test_finding_in_full():
     assert f"<dd><code>{finding.got}</code></dd>" in html
 
 
-def test_untouched_task_says_its_error_once():
-    """Does a task whose every check raised NotImplementedError say so once and list the checks?"""
+def test_task_not_attempted_is_one_line():
+    """Issue 47: does a task left as released say "not attempted yet" once, in one paragraph under
+    its heading, and list none of its checks?"""
     html = student_page(samples.submission(), "en")
-    assert html.count("NotImplementedError") == 1
+    section = re.search(r'<section><h2 id="task-masked_softmax">.*?</section>', html, re.S).group(0)
+    assert section.count("<p>") == 1 and html.count("NotImplementedError") == 1
+    assert say(text("task.not_attempted"), "en") in section
     for name in samples.TASK_CHECKS["masked_softmax"]:
-        assert html.count(render(text(f"title.{name}"), "en")) == 1
+        assert render(text(f"title.{name}"), "en") not in html
 
 
 def test_score_keeps_manual_points_apart():

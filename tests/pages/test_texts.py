@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.texts import CATALOGUE, LANGUAGES, fields, pages, terms
+from autograder.texts import CATALOGUE, LANGUAGES, answers, fields, pages, terms
 
 PAGES = Path(__file__).resolve().parents[2] / "autograder" / "pages"
-WRITERS = [*PAGES.glob("*.py"), *(PAGES.parent / "feedback").glob("*.py")]  # the pages and the feedback view
+# the pages, the feedback view and the class report (its own room since #42)
+WRITERS = [*PAGES.glob("*.py"), *(PAGES.parent / "feedback").glob("*.py"), *(PAGES.parent / "report").glob("*.py")]
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 
 # Said awkwardly before (issue 13), and what the glossary says instead.
@@ -35,11 +36,11 @@ SAME_IN_BOTH = {"term.dropout"}
 
 
 def ids_used_by_pages() -> set[str]:
-    """Every catalogue id written as a literal in autograder/pages and autograder/feedback
+    """Every catalogue id written as a literal in autograder/pages, feedback and report
     (prefixes ``title.`` and ``mistake.`` are built from data and fall back to the raw name)."""
     used = set()
     for module in WRITERS:
-        used |= set(re.findall(r"""["']((?:page|feedback|term|issue)\.[\w.]+)["']""", module.read_text()))
+        used |= set(re.findall(r"""["']((?:page|feedback|term|issue|answers)\.[\w.]+)["']""", module.read_text()))
     return used
 
 
@@ -50,7 +51,7 @@ def test_every_id_the_pages_use_exists():
     assert sorted(used - CATALOGUE.keys()) == []
 
 
-@pytest.mark.parametrize("text_id", sorted({**pages.TEXTS, **terms.TEXTS}))
+@pytest.mark.parametrize("text_id", sorted({**pages.TEXTS, **terms.TEXTS, **answers.TEXTS}))
 def test_both_languages(text_id):
     """Does each page label and glossary term exist in English and in Russian, with the same
     fields to fill in?"""
@@ -72,6 +73,18 @@ def test_catalogue_avoids_awkward_russian(awkward):
     """Is the Russian the issue found awkward gone from every text a person reads?"""
     said = [text_id for text_id, (_, russian) in CATALOGUE.items() if awkward.lower() in russian.lower()]
     assert said == [], f"{said}: say {AVOID[awkward]!r} instead of {awkward!r}"
+
+
+@pytest.mark.parametrize("text_id", ["issue.not_utf8", "issue.invalid_notebook", "issue.invalid_cells"])
+def test_an_unreadable_notebook_is_told_to_save_it_again(text_id):
+    """Issue 47: a notebook that is not valid JSON was told to "re-download the template", which would
+    make the student start again. Is it told, in both languages, to save the notebook again from
+    Jupyter (File → Download) and hand it in again, and never to download the template?"""
+    english, russian = CATALOGUE[text_id]
+    assert "(File → Download)" in english and "hand it in again" in english
+    assert "(File → Download)" in russian and "сдайте его ещё раз" in russian
+    assert not re.search(r"download the template|re-?download|template", english, re.IGNORECASE)
+    assert "шаблон" not in russian
 
 
 def test_pages_choose_no_language_inline():

@@ -117,16 +117,17 @@ def config_file(folder: Path, language: str = "en", per_hour: int = 20) -> Path:
     return path
 
 
-def start(folder: Path, tokens: Path, token_of: dict[str, str], config: Path, jobs: int = 2,
+def start(folder: Path, tokens: Path | None, token_of: dict[str, str], config: Path, jobs: int = 2,
           output: Path | None = None, name: str = "serve", assignment: str = "attention_scoring",
           extra: tuple[str, ...] = ()) -> Server:
-    """``autograder serve`` on a free port of the loopback; returns once it says it is serving."""
+    """``autograder serve`` on a free port of the loopback; returns once it says it is serving.
+    Without ``tokens``, the service takes no uploads (``extra`` names an exchange)."""
     output = output or folder / "out"
     marker = f"{os.environ.get(RUN_MARKER, 'tests')}-{name}-{uuid.uuid4().hex[:8]}"
     log = folder / f"{name}-{uuid.uuid4().hex[:4]}.log"
     command = [sys.executable, "-m", "autograder.cli", "serve", "--assignment", assignment,
-               "--output", str(output), "--tokens", str(tokens), "--port", "0", "--jobs", str(jobs),
-               "--config", str(config), *extra]
+               "--output", str(output), *(("--tokens", str(tokens)) if tokens else ()), "--port", "0",
+               "--jobs", str(jobs), "--config", str(config), *extra]
     with log.open("w") as stderr:
         process = subprocess.Popen(command, env={**os.environ, RUN_MARKER: marker}, start_new_session=True,
                                    stdout=subprocess.DEVNULL, stderr=stderr)

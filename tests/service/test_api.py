@@ -6,6 +6,7 @@ import json
 import socket
 import threading
 import time
+from pathlib import Path
 
 from .conftest import PER_HOUR
 from .server import multipart, notebook
@@ -345,3 +346,39 @@ class Trickle(threading.Thread):
             self.closed_after = time.monotonic() - started
         finally:
             sock.close()
+
+
+def _peak_rss(pid: int) -> int:
+    """The process's peak resident memory so far (VmHWM), in bytes."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) * 1024
+
+
+def test_an_upload_of_many_tiny_containers_costs_the_service_no_memory(server):
+    """Red team 13: 20 MB of JSON made of many tiny containers was parsed whole in the service
+    before it was refused (RSS 2.0-2.6 GB, /api/health 4-16 s). Is it refused as no notebook
+    while the service's memory stays where it was, at the top and further in?"""
+    tiny = b"[" + b",".join([b"[{}]"] * 3_800_000) + b"]"   # 19 MB
+    further_in = b'{"x": ' + b"[" + b",".join([b"[{}]"] * 1_000_000) + b"]" + b"}"
+    before = _peak_rss(server.process.pid)
+    for body in (tiny, further_in):
+        started = time.monotonic()
+        answer = server.submit("s39", body)
+        assert (answer.status, answer.json()["error"]) == (400, "not_notebook"), answer.body[:300]
+        assert time.monotonic() - started < 60
+    grown = _peak_rss(server.process.pid) - before
+    assert grown < 100 << 20, f"the service's peak memory grew by {grown >> 20} MB"
+    assert server.request("GET", "/api/health").status == 200
+
+
+def test_refused_uploads_count_toward_a_rate_of_their_own(server):
+    """Red team 13: refusals did not count toward any rate, so an expensive refusal could be
+    repeated without end. After REFUSED_PER_HOUR refused uploads, is the next one a 429 with a
+    Retry-After of about an hour, before its body is read, and is another student unaffected?"""
+    from autograder.service.intake import REFUSED_PER_HOUR
+    for _ in range(REFUSED_PER_HOUR):
+        assert server.submit("s38", b"not a notebook").status == 400
+    refused = server.submit("s38", CORRECT)
+    assert (refused.status, refused.json()["error"]) == (429, "refused_rate")
+    assert 3500 < int(refused.headers["retry-after"]) <= 3600
+    assert server.submit("s36", b"not a notebook either").status == 400

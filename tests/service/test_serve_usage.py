@@ -10,7 +10,7 @@ from autograder.cli import app
 from autograder.gradebook import remember_course
 from autograder.service.serve import _lock
 
-from .server import make_tokens
+from .server import REPO, make_tokens
 
 runner = CliRunner()
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -73,3 +73,33 @@ def test_a_folder_recorded_into_an_nbgrader_course_is_refused(tokens, tmp_path):
     remember_course(out, tmp_path / "course")
     done = serve("--assignment", "attention_scoring", "--output", str(out), "--tokens", str(tokens), "--port", "0")
     assert done.exit_code == 2 and "recorded into an nbgrader course's gradebook" in done.output, done.output
+
+
+def test_exchange_usage_errors_are_one_line_each(tokens, tmp_path):
+    """Does a service with no way in, ``--exchange`` without ``--course``, an exchange or course
+    that is not there, a course id nbgrader never uses, a feedback folder every user can list
+    or a bad extensions file each give exit 2 and one line naming the fix, before anything starts?"""
+    exchange = tmp_path / "exchange"
+    (exchange / "c1" / "inbound").mkdir(parents=True)
+    (exchange / "open" / "inbound").mkdir(parents=True)
+    (exchange / "open" / "feedback").mkdir(mode=0o755)
+    os.chmod(exchange / "open" / "feedback", 0o755)
+    config = tmp_path / "grader.yml"
+    config.write_text((REPO / "grader.yml").read_text().replace(
+        "  submissions_per_hour: 20 ", "  deadline: 2026-03-01T23:59:00Z\n  extensions: ext.csv\n"
+                                       "  submissions_per_hour: 20 "))
+    (tmp_path / "ext.csv").write_text("student_id,deadline\ns1,tomorrow\n")
+    common = ["--assignment", "attention_scoring", "--output", str(tmp_path / "out")]
+    cases = {
+        (): "give --tokens TOKENS.csv",
+        ("--exchange", str(exchange)): "--exchange ROOT and --course ID go together",
+        ("--exchange", str(exchange), "--course", "c2"): "no folder",
+        ("--exchange", str(exchange), "--course", "../c1"): "not a course id nbgrader uses",
+        ("--exchange", str(exchange), "--course", "open"): "students could read each other's feedback",
+        ("--exchange", str(exchange), "--course", "c1", "--config", str(config)): "line 2: 'tomorrow' is not",
+    }
+    for args, said in cases.items():
+        done = serve(*common, *args)
+        assert done.exit_code == 2 and said in done.output, (args, done.output)
+        assert done.output.count("error:") == 1, done.output
+    assert oct((exchange / "c1" / "feedback").stat().st_mode & 0o777) == "0o711"

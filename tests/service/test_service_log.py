@@ -4,7 +4,7 @@ wrote a 3 kB traceback (300 of them: a megabyte in 1.5 s)."""
 import socket
 import time
 
-from autograder.service.log import MAX_CLIENT, client_of
+from autograder.service.log import MAX_CLIENT, client_of, path_of
 
 from .server import Server
 
@@ -66,3 +66,19 @@ def test_an_upload_cut_off_mid_body_is_one_line_without_a_traceback(server):
     assert len(lines) == ABORTED and all("POST /api/submissions 499 s37" in line for line in lines), text[-3000:]
     assert "Traceback" not in text and "ClientDisconnect" not in text and "Exception" not in text, text[-3000:]
     assert len(text.encode()) < 200 * ABORTED + 2000    # other tests' lines may come in meanwhile
+
+
+def test_a_token_pasted_where_the_submission_id_goes_never_reaches_the_log(server):
+    """Red team 13: `GET /api/submissions/<token>` wrote the token into the log in the request's
+    path (the README promises "never a token"). Is every part of a path that is neither the
+    API's own word nor a submission id written as its length?"""
+    token = server.tokens["s35"]
+    assert path_of(f"/api/submissions/{token}") == "/api/submissions/<32 chars>"
+    assert path_of("/api/submissions/0123456789abcdef/feedback") == "/api/submissions/0123456789abcdef/feedback"
+    since = server.log.stat().st_size
+    for path in (f"/api/submissions/{token}", f"/api/submissions/{token}/feedback", f"/{token}",
+                 f"/api/submissions/x{token}y"):
+        assert server.request("GET", path, token).status == 404
+    text = _logged(server, since, " 404 ", count=4)
+    assert token not in text and token[:16] not in text, text[-2000:]
+    assert "GET /api/submissions/<32 chars> 404 s35" in text, text[-2000:]

@@ -99,3 +99,18 @@ def test_a_tokens_file_the_service_cannot_trust_is_a_usage_error(tmp_path, conte
     path.write_text(content.format(long="x" * 32, other="y" * 32))
     with pytest.raises(ConfigError, match=said):
         Tokens.load(path)
+
+
+def test_a_name_holding_a_line_separator_makes_no_student(tmp_path):
+    """Red team 13: `tokens --from` split an nbgrader roster with str.splitlines, so a name holding
+    U+2028 or U+0085 ended its row there and made tokens for students who do not exist. Is the
+    roster read as CSV, and an id holding one refused?"""
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,first_name,last_name,email\nb1,Ann\u2028c1,Lee\x85d1,a@x\nb2,\"Bo\nKim\",K\u2029,b@x\n",
+                      encoding="utf-8")
+    assert read_ids(roster) == ["b1", "b2"]
+    plain = tmp_path / "ids.txt"
+    plain.write_text("a1\na2\u2028a3\n", encoding="utf-8")
+    assert read_ids(plain) == ["a1", "a2\u2028a3"]
+    done = tokens("--from", str(plain), "--output", str(tmp_path / "tokens.csv"))
+    assert done.exit_code == 2 and "control character" in done.output and not (tmp_path / "tokens.csv").exists()
