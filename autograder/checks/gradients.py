@@ -136,6 +136,7 @@ def own_forward_judged(module: RemoteModule, calls: list, reply: dict, R: Tensor
         return False  # an output that does not change with what it attends to
     at = next((i for i, (_, change, predicted) in enumerate(measured) if _disagree(change, predicted, noise)), None)
     if at is None:
+        _along_the_difference(module, calls, reply, R, parameters, STEP[precision], noise, device, first_item, case_code)
         return True
     name, (by_differences, _), (by_gradients, _) = measured[at]
     if at == len(leaves):  # the parameters' joint direction: which one
@@ -143,6 +144,33 @@ def own_forward_judged(module: RemoteModule, calls: list, reply: dict, R: Tensor
     raise fail(text("gradients.own_forward", name=name), case_code=case_code,  # per unit of the direction
                expected=text("gradients.by_differences", value=f"{by_differences / units[at]:.6g}"),
                got=text("gradients.by_autograd", value=f"{by_gradients / units[at]:.6g}"))
+
+
+def _along_the_difference(module: RemoteModule, calls: list, reply: dict, R: Tensor, expected: dict[str, Tensor],
+                          step: float, noise: float, device, first_item: bool, case_code: str) -> None:
+    """Fail when, along the direction in which the student's parameter gradients differ from the
+    reference's, the change of the student's own output disagrees with the gradients. A random
+    direction over every parameter dilutes a gradient wrong in one row (an ``nn.Embedding`` with
+    ``padding_idx``, whose row gets no gradient while the forward still reads it) below the
+    agreement's tolerance; this direction weighs exactly that row. Where the student's forward is
+    another function than the reference's, the direction is just one more (a right gradient
+    agrees along every direction)."""
+    got = {name: reply["parameters"].get(name) for name in expected}
+    differences = {name: got[name].double().cpu() - g for name, g in expected.items()
+                   if isinstance(got[name], Tensor) and tuple(got[name].shape) == tuple(g.shape)}
+    largest = max((float(d.abs().max()) for d in differences.values() if d.numel()), default=0.0)
+    if largest <= 1e-7 * (1 + max((float(g.abs().max()) for g in expected.values() if g.numel()), default=0.0)):
+        return
+    deltas = {name: step * d / largest for name, d in differences.items()}
+    perturbed = _perturbed(module, calls, first_item, device, [], [{n: s * d for n, d in deltas.items()} for s in SHIFTS])
+    change = _change(perturbed["parameters"], R)
+    predicted = _predicted([(got[name], d) for name, d in deltas.items()])
+    if change is None or not _disagree(change, predicted, noise):
+        return
+    name = max(differences, key=lambda n: float(differences[n].abs().max()))
+    raise fail(text("gradients.own_forward", name=name), case_code=case_code,  # per unit of the direction
+               expected=text("gradients.by_differences", value=f"{change[0] / step:.6g}"),
+               got=text("gradients.by_autograd", value=f"{predicted[0] / step:.6g}"))
 
 
 def _disagree(change: tuple[float, float], predicted: tuple[float, float], noise: float) -> bool:

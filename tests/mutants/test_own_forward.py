@@ -7,7 +7,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from autograder.checks import attention, decoders
+from autograder.checks import attention, contexts, decoders
 from autograder.checks.core import CheckFailed
 from autograder.checks.inputs import attention_cases, decoder_cases
 from autograder.sandbox.client import local_student
@@ -71,3 +71,16 @@ def test_a_cut_gradient_under_a_wrong_forward_is_charged_by_name(mutant_id, cut)
         module.gradients_judged(student, task, case, "cpu")
     assert failed.value.finding.problem.id == "gradients.own_forward"
     assert failed.value.finding.problem.params["name"] == cut
+
+
+@pytest.mark.parametrize("mutant_id", ["lstm_attention_decoder-embedding_padding_idx_2",
+                                       "lstm_attention_decoder-embedding_padding_idx_last"])
+def test_a_gradient_wrong_in_one_row_is_charged_where_a_random_direction_dilutes_it(mutant_id):
+    """An ``nn.Embedding`` with ``padding_idx``: the forward reads the row, autograd gives it
+    none. Over 300 source steps a random direction over every parameter weighs that row too
+    little; the direction where the gradients differ from the reference's weighs it alone."""
+    student, task_id = student_of(mutant_id)
+    with pytest.raises(CheckFailed) as failed:
+        contexts.decoder_gradients_in_train_mode(student, decoders.DECODERS[task_id], "cpu")
+    assert failed.value.finding.problem.id == "gradients.own_forward"
+    assert failed.value.finding.problem.params["name"] == "embedding.weight"

@@ -4,7 +4,7 @@ the correct twin that differs from it by the fix; every bug kept full marks befo
 it names were added.
 """
 from .harness import Mutant
-from .variants_decoders import DOT as DOT_DEC, LSTM, SEQ, _cell, _loop
+from .variants_decoders import DOT as DOT_DEC, LSTM, LSTM_LOOP, SEQ, _cell, _loop
 
 SOFTMAX, DOT, ADD, DIST, BIL = ("masked_softmax", "dot_product_attention", "additive_attention",
                                 "distance_attention", "bilinear_attention")
@@ -357,8 +357,15 @@ CALLER = [
 # --- the gradient of every token's embedding row (index 0 is a real token here) --------------
 _PADDING = _cell(SEQ, _loop()).replace("nn.Embedding(vocab_size, embed_size)",
                                        "nn.Embedding(vocab_size, embed_size, padding_idx={padding})")
+_LSTM_PADDING = _cell(LSTM, _loop(**LSTM_LOOP)).replace("nn.Embedding(vocab_size, embed_size)",
+                                                         "nn.Embedding(vocab_size, embed_size, padding_idx={padding})")
 GRADIENT = [
     Mutant(SEQ, "embedding_padding_idx_0", _PADDING.format(padding="0"), correct=False, fails_only=GRADIENTS),
+    # index 2 ('<pad>' in a sorted vocabulary) or the last, in an LSTM decoder: a drawn example may
+    # hold neither, and over 300 source steps a random direction weighs one embedding row too little
+    Mutant(LSTM, "embedding_padding_idx_2", _LSTM_PADDING.format(padding="2"), correct=False, fails_only=GRADIENTS),
+    Mutant(LSTM, "embedding_padding_idx_last", _LSTM_PADDING.format(padding="-1"), correct=False,
+           fails_only=GRADIENTS),
     Mutant(SEQ, "embedding_padding_idx_none", _PADDING.format(padding="None"), correct=True),
 ]
 
