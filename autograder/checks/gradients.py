@@ -136,7 +136,8 @@ def own_forward_judged(module: RemoteModule, calls: list, reply: dict, R: Tensor
         return False  # an output that does not change with what it attends to
     at = next((i for i, (_, change, predicted) in enumerate(measured) if _disagree(change, predicted, noise)), None)
     if at is None:
-        _along_the_difference(module, calls, reply, R, parameters, STEP[precision], noise, device, first_item, case_code)
+        _along_the_difference(module, calls, reply, R, parameters, STEP[precision], noise, device, first_item,
+                              case_code)
         return True
     name, (by_differences, _), (by_gradients, _) = measured[at]
     if at == len(leaves):  # the parameters' joint direction: which one
@@ -162,7 +163,8 @@ def _along_the_difference(module: RemoteModule, calls: list, reply: dict, R: Ten
     if largest <= 1e-7 * (1 + max((float(g.abs().max()) for g in expected.values() if g.numel()), default=0.0)):
         return
     deltas = {name: step * d / largest for name, d in differences.items()}
-    perturbed = _perturbed(module, calls, first_item, device, [], [{n: s * d for n, d in deltas.items()} for s in SHIFTS])
+    shifts = [{n: s * d for n, d in deltas.items()} for s in SHIFTS]
+    perturbed = _perturbed(module, calls, first_item, device, [], shifts)
     change = _change(perturbed["parameters"], R)
     predicted = _predicted([(got[name], d) for name, d in deltas.items()])
     if change is None or not _disagree(change, predicted, noise):
