@@ -5,7 +5,7 @@ training loop are none of these.
 One module, built with the reference's weights, is called four or five times in a row in the worker,
 under ``torch.no_grad()`` as ``predict_step`` runs it: as the decoder calls it (keys and values
 ``enc_outputs.permute(1, 0, 2)``, non-contiguous, and queries non-contiguous too,
-hundreds of them, the queries far from every key); again on the same key and value tensors with new
+hundreds of them, the queries far from every key); again on the same four tensors with new
 values written into them (a training loop's reused buffers: nothing may be cached by a
 tensor's identity); with ``valid_lens=None`` (nothing masked, whatever the call before masked);
 with another feature size, where the module has no parameters (nothing kept of the first sizes);
@@ -85,14 +85,15 @@ THEN = {"none_after_lens": "module(other_queries, other_keys, other_values, vali
         "other_size": f"module(other_queries, other_keys, other_values, lens)  # {D + 3} features, not {D}",
         "train_mode": "module.train(); module(other_queries, other_keys, other_values, other_valid_lens)",
         "eval_after_train": "module.eval(); module(queries_near_the_bottom, keys, values, None)",
-        "inputs_overwritten": "keys[:] = new_keys; values[:] = new_values; lens[:] = new_lens; "
-                              "module(new_queries, keys, values, lens)"}
+        "inputs_overwritten": "queries[:] = new_queries; keys[:] = new_keys; values[:] = new_values; "
+                              "lens[:] = new_lens; module(queries, keys, values, lens)"}
 
 
 def _code(call: Call) -> str:
     lines = [call.case.code(), "# every call under torch.no_grad(), as the book's predict_step runs the decoder"]
     if call.context == "inputs_overwritten":
-        lines.append("# keys, values and valid_lens: the first call's tensors, these values written into them in place")
+        lines.append("# queries, keys, values and valid_lens: the first call's tensors, these values written into them"
+                     " in place")
     elif call.permuted:
         lines.append("keys = values = keys.permute(1, 0, 2).contiguous().permute(1, 0, 2)"
                      "  # non-contiguous, as enc_outputs.permute(1, 0, 2)")
@@ -103,8 +104,8 @@ def _code(call: Call) -> str:
 
 def _arguments(call: Call) -> list:
     q, k, v, lens = inputs(call.case)
-    if call.context == "inputs_overwritten":  # into the first call's keys, values and lengths (arguments 1-3)
-        return [q, *({"overwrite": [0, i], "with": t} for i, t in ((1, k), (2, v), (3, lens)))]
+    if call.context == "inputs_overwritten":  # into the first call's four arguments: a memo keyed by all their ids
+        return [{"overwrite": [0, i], "with": t} for i, t in ((0, q), (1, k), (2, v), (3, lens))]
     if not call.permuted:
         return [q, k, v, lens]
     keys_first = k.permute(1, 0, 2).contiguous()  # (K, B, D): as the encoder's outputs are laid out

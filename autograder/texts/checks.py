@@ -270,10 +270,10 @@ _PROBLEMS = {
         "этого шага (`predict_step` читает их после каждого вызова: заводите новый список в каждом "
         "`forward`), {moment}"),
     "context.inputs_overwritten": (
-        "{what} of a call on the first call's key, value and length tensors with new values written into "
+        "{what} of a call on the first call's query, key, value and length tensors with new values written into "
         "them (a training loop reuses its buffers, and a tensor freed and made again gets the address, so "
         "the `id`, of the one before: nothing may be kept by a tensor's identity), {moment}",
-        "{what} при вызове с теми же тензорами ключей, значений и длин, что и в первом вызове, но с "
+        "{what} при вызове с теми же тензорами запросов, ключей, значений и длин, что и в первом вызове, но с "
         "записанными в них новыми значениями (цикл обучения переиспользует буферы, а освобождённый и заново "
         "созданный тензор получает адрес, а значит и `id`, прежнего: нельзя ничего кэшировать в расчёте "
         "на то, что в том же тензоре те же значения), {moment}"),
