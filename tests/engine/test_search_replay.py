@@ -2,15 +2,19 @@
 
 The law: for any student, ``search`` ends as a full hypothesis run of that student ends:
 passing, or failing with the same shrunk example; and a student whose outcomes follow a
-recorded run is judged without running hypothesis again.
+recorded run is judged without running hypothesis again. Shrinking has a budget: at most
+``SHRINK_BUDGET`` calls after the first failing example, then the smallest failing example found
+so far is shown (a full run's law holds with the same budget).
 """
 from dataclasses import dataclass
 
 import pytest
+import torch
 from hypothesis import strategies as st
 
 from autograder.checks import core
 from autograder.checks.core import CheckFailed, Context, fail
+from autograder.checks.inputs import Case
 from autograder.results import text
 from autograder.sandbox.client import StudentError
 
@@ -65,14 +69,23 @@ def verdict(run) -> str | None:
     return None
 
 
-def full_run(test) -> str | None:
-    """What hypothesis alone decides for this student, nothing replayed."""
+def attempting(test):
     def attempt(case):
         try:
             test(case)
         except StudentError as error:
             raise CheckFailed(core.raised(error, case.code())) from None
-    return verdict(lambda: core._run_hypothesis(EXAMPLES, attempt, CTX.check_seed(), CTX.max_examples))
+    return attempt
+
+
+def full_run(test) -> str | None:
+    """What hypothesis alone decides for this student (its shrinking budgeted), nothing replayed."""
+    kept = core._RUNS
+    core._RUNS = {}
+    try:
+        return verdict(lambda: core._recorded(EXAMPLES, attempting(test), ("full run", CTX.check_seed(), 20)))
+    finally:
+        core._RUNS = kept
 
 
 @pytest.fixture
@@ -121,3 +134,52 @@ def test_the_record_is_bounded(fresh_runs, monkeypatch):
     for _ in range(3):
         assert verdict(lambda: core.search(EXAMPLES, fails_above(60), CTX)) == full_run(fails_above(60))
     assert core._RUNS == {} and core._steps == 0
+
+
+TENSORS = st.lists(st.integers(0, 50), max_size=8).map(lambda v: Case({"X": torch.tensor(v, dtype=torch.float64)}))
+
+
+@pytest.mark.parametrize("limit", [0, 30, 60, 120, 200, 1000])
+def test_a_budget_keeps_the_verdict_and_shows_a_failing_example_no_larger_than_the_first(fresh_runs, limit):
+    """The verdict is known at the first failing example: the budget never changes it; the
+    example shown fails, with no more elements than the first failing one."""
+    def fails(case: Case) -> bool:
+        return float(case.tensors["X"].sum()) > limit
+
+    def test(case: Case):
+        if fails(case):
+            raise fail(text("check.grader_error"), got=repr(case.tensors["X"].tolist()))
+    seen: list[Case] = []
+    shown = verdict(lambda: core.search(TENSORS, lambda case: seen.append(case.copy()) or test(case), CTX))
+    unbudgeted = verdict(lambda: core._run_hypothesis(TENSORS, attempting(test), CTX.check_seed(), 20))
+    assert (shown is None) == (unbudgeted is None)
+    if shown is not None:
+        first = next(case for case in seen if fails(case))
+        assert fails(seen[-1]) and shown == repr(seen[-1].tensors["X"].tolist())
+        assert seen[-1].tensors["X"].numel() <= first.tensors["X"].numel()
+
+
+@pytest.mark.parametrize("budget", [0, 1, 3])
+def test_shrinking_stops_at_its_budget_and_shows_a_failing_example(fresh_runs, monkeypatch, budget):
+    monkeypatch.setattr(core, "SHRINK_BUDGET", budget)
+    seen = []
+
+    def counted(case: Example):
+        seen.append((case.copy(), sum(case.values) > 120))
+        fails_above(120)(case)
+    shown = verdict(lambda: core.search(EXAMPLES, counted, CTX))
+    first = next(i for i, (_, failed) in enumerate(seen) if failed)
+    assert len(seen) - first <= budget + 2  # the budget's calls, the call that spends it... and the shown one again
+    assert seen[-1][1] and shown == repr(seen[-1][0].values)
+    shown_sum = sum(seen[-1][0].values)
+    assert shown_sum > 120
+    # the next student with these outcomes is replayed: the same example, no hypothesis run
+    runs = len(fresh_runs)
+    assert verdict(lambda: core.search(EXAMPLES, fails_above(120), CTX)) == shown
+    assert len(fresh_runs) == runs
+
+
+def test_the_smallest_failing_example_is_the_one_shown():
+    tensors = [Case({"X": torch.zeros(n)}) for n in (9, 4, 7, 4, 12)]
+    calls = [(case, "origin" if i != 2 else None, object() if i != 2 else None) for i, case in enumerate(tensors)]
+    assert core._smallest_failing(calls) is tensors[3]  # the fewest elements; of equals, the latest
