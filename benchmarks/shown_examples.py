@@ -34,7 +34,7 @@ def size_of(case) -> dict | None:
     if not isinstance(case, Case):
         return None
     tensors = [t for t in case.tensors.values() if t is not None]
-    return {"elements": sum(t.numel() for t in tensors),
+    return {"elements": core._elements(case),  # the size the search shows the smallest of
             "largest_dim": max((max(t.shape, default=1) for t in tensors), default=0)}
 
 
