@@ -324,11 +324,13 @@ def compare_output(student, task: AttentionTask, case: Case, device: str, narrow
     except CheckFailed as failed:
         if narrower and main.failed and _explained(student, task, reference, case, got, tol, main.named, device):
             return True
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, _diagnosis_tol(tol, case), False,
-                                           device)
-        if not narrower:
-            main.saw(failed.finding.mistake)
-        failed.finding.heatmap = heatmap(got_weights, weights)
+        def named(finding) -> None:
+            finding.mistake = _diagnose(student, task, reference, case, got, _diagnosis_tol(tol, case), False,
+                                        device)
+            if not narrower:
+                main.saw(finding.mistake)
+            finding.heatmap = heatmap(got_weights, weights)
+        failed.later(named)
         raise
     return False
 
@@ -372,9 +374,11 @@ def compare_weights(student, task: AttentionTask, case: Case, device: str) -> No
     try:
         check_tensor(got, weights, max(tol, 1e-5), WEIGHTS, case.code, "(B, Q, K)")
     except CheckFailed as failed:
-        failed.finding.mistake = _diagnose(student, task, reference, case, got, _diagnosis_tol(tol, case), True,
-                                           device)
-        failed.finding.heatmap = heatmap(got, weights)
+        def named(finding) -> None:
+            finding.mistake = _diagnose(student, task, reference, case, got, _diagnosis_tol(tol, case), True,
+                                        device)
+            finding.heatmap = heatmap(got, weights)
+        failed.later(named)
         raise
 
 

@@ -39,6 +39,18 @@ class CheckFailed(Exception):
     def __init__(self, finding: Finding):
         super().__init__(finding.problem.id)
         self.finding = finding
+        self._later: list[Callable[[Finding], None]] = []
+
+    def later(self, step: Callable[[Finding], None]) -> None:
+        """Work on the finding that only the failure shown to the student needs (naming the known
+        mistake, the heatmap): done once, for the failure the check ends with (``settle``), not for
+        every failing example a search meets while it shrinks. Steps run in the order given."""
+        self._later.append(step)
+
+    def settle(self) -> None:
+        steps, self._later = self._later, []
+        for step in steps:
+            step(self.finding)
 
 
 class CheckBlocked(Exception):
@@ -136,7 +148,7 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
         return CheckResult(name=check.name, passed=passed, score=0.0, max_score=0.0, **fields)
     ctx.plain.clear()
     try:
-        check.run(student, ctx)
+        _settled(check.run, student, ctx)
     except CheckFailed as failed:
         return Outcome(verdict(False, finding=failed.finding))
     except CheckBlocked as blocked:
@@ -152,6 +164,16 @@ def _outcome(check: Check, student: Student, ctx: Context) -> Outcome:
         return Outcome(verdict(False, finding=Finding(problem=text("check.grader_error"))),
                        grader_error=f"{check.name}: {type(error).__name__}: {error}")
     return Outcome(verdict(True, note=_judged_plain_note(ctx)))
+
+
+def _settled(run: Callable, student: Student, ctx: Context) -> None:
+    """``run``, and the deferred work on the finding of the failure it ends with (``CheckFailed.later``);
+    what that work raises (the worker lost while probing) is the check's outcome."""
+    try:
+        run(student, ctx)
+    except CheckFailed as failed:
+        failed.settle()
+        raise
 
 
 def _judged_plain_note(ctx: Context) -> Text | None:

@@ -309,11 +309,13 @@ def _matches(task: DecoderTask):
             try:
                 check_tensor(got, expected, tol, LOGITS, case.code, "(B, S, V)")
             except CheckFailed as failed:
-                named = name_mistake(_observed(task, reference, case, enc_outputs, got, expected),
-                                     lambda: _probes(student, task, ctx.device),
-                                     max(tol * in_dtype(case.options["dtype"]), 1e-5))
-                failed.finding.mistake = SAME_MISTAKE.get(named, named)
-                failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
+                def named_mistake(finding) -> None:
+                    named = name_mistake(_observed(task, reference, case, enc_outputs, got, expected),
+                                         lambda: _probes(student, task, ctx.device),
+                                         max(tol * in_dtype(case.options["dtype"]), 1e-5))
+                    finding.mistake = SAME_MISTAKE.get(named, named)
+                    finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
+                failed.later(named_mistake)
                 raise
         search(decoder_cases(), test, ctx, max_examples=logits_examples(ctx), left_to=left_to(CHARGED_BY, ctx))
     return run
@@ -505,7 +507,8 @@ def _weights_per_step(task: DecoderTask):
                 try:
                     check_tensor(got, right, 1e-5, text("decoder.step_weights", step=step), case.code, "(B, 1, T)")
                 except CheckFailed as failed:
-                    failed.finding.heatmap = _step_heatmap(module, reference, case, enc_outputs)
+                    failed.later(lambda finding: setattr(finding, "heatmap",
+                                                         _step_heatmap(module, reference, case, enc_outputs)))
                     raise
         search(decoder_cases(), test, ctx.for_check("matches the reference"), max_examples=logits_examples(ctx),
                left_to=left_to(CHARGED_BY, ctx))

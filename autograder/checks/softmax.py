@@ -84,9 +84,12 @@ def compare_to_reference(student, case: Case, narrower: bool = False) -> bool:
     except CheckFailed as failed:
         if narrower and main.failed and _explained(student, got, case, tol, main.named):
             return True
-        failed.finding.mistake = diagnose(student, got, case, tol)
-        if not narrower:
-            main.saw(failed.finding.mistake)
+
+        def named(finding) -> None:
+            finding.mistake = diagnose(student, got, case, tol)
+            if not narrower:
+                main.saw(finding.mistake)
+        failed.later(named)
         raise
     return False
 
@@ -264,7 +267,7 @@ def _zero_beyond(student, ctx: Context) -> None:
             check_tensor(masked, torch.zeros_like(masked), 1e-6, text("softmax.beyond_lens"),
                          case.code, "(B, Q, K)")
         except CheckFailed as failed:
-            failed.finding.mistake = diagnose(student, got, case, 1e-5)
+            failed.later(lambda finding: setattr(finding, "mistake", diagnose(student, got, case, 1e-5)))
             raise
         return _carries_weight(got, case)
     _judged_where_weights(test, score_cases(), ctx)

@@ -183,3 +183,34 @@ def test_the_smallest_failing_example_is_the_one_shown():
     tensors = [Case({"X": torch.zeros(n)}) for n in (9, 4, 7, 4, 12)]
     calls = [(case, "origin" if i != 2 else None, object() if i != 2 else None) for i, case in enumerate(tensors)]
     assert core._smallest_failing(calls) is tensors[3]  # the fewest elements; of equals, the latest
+
+
+def diagnosed_above(limit: int, diagnosed: list):
+    """Fails above ``limit`` as ``fails_above`` does, and names its mistake later (``CheckFailed.later``):
+    the example the naming was done for goes into ``diagnosed``."""
+    def test(case: Example):
+        try:
+            fails_above(limit)(case)
+        except CheckFailed as failed:
+            failed.later(lambda finding, values=list(case.values): (
+                diagnosed.append(values), setattr(finding, "mistake", f"sum {sum(values)}")))
+            raise
+    return test
+
+
+@pytest.mark.parametrize("replayed", [False, True])
+def test_only_the_failure_a_check_ends_with_is_diagnosed(fresh_runs, replayed):
+    """Naming a mistake costs calls of its own (probes, the mistakes' outputs): it is done once, for
+    the example shown, not for every failing example the search shrinks through; in a full run and
+    in a replay alike, and the name is that example's."""
+    if replayed:  # the run the next student follows
+        with pytest.raises(CheckFailed):
+            core.search(EXAMPLES, diagnosed_above(70, []), CTX)
+    diagnosed: list = []
+    check = core.Check("c", text("check.grader_error"),
+                       lambda student, ctx: core.search(EXAMPLES, diagnosed_above(70, diagnosed), ctx))
+    outcome = core._outcome(check, None, CTX)
+    assert not outcome.result.passed
+    assert len(diagnosed) == 1 and repr(diagnosed[0]) == outcome.result.finding.got
+    assert outcome.result.finding.mistake == f"sum {sum(diagnosed[0])}"
+    assert len(fresh_runs) == 1  # the replay ran no hypothesis of its own
