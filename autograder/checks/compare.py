@@ -1,6 +1,7 @@
 """Expected vs got, written for a student: where the largest difference is, and by how much."""
 import copy
 import math
+import weakref
 from collections.abc import Callable
 
 import torch
@@ -164,18 +165,36 @@ def call_float64(module: torch.nn.Module, *args, params: dict[str, Tensor] | Non
     return functional_call(module, params if params is not None else float64_parameters(module), args)
 
 
-def float64_twin(module: torch.nn.Module) -> torch.nn.Module:
-    """A float64 deep copy of a reference module for a computation of its own, without what
-    earlier calls left on the module (its stored attention weights, a tensor or a list of them,
-    which may carry autograd history and then cannot be deep-copied): the reference modules
-    are shared by every check (``Kept``), and the twin's own call stores its own."""
+def float64_twin(module: torch.nn.Module, cls: type | None = None) -> torch.nn.Module:
+    """A float64 deep copy of a reference module (of class ``cls`` where given: a known mistake's)
+    for computations of its own, without what earlier calls left on the module (its stored
+    attention weights, a tensor or a list of them, which may carry autograd history and then
+    cannot be deep-copied): the reference modules are shared by every check (``Kept``), and the
+    twin's own calls store their own. Made once per module and class while the module's
+    parameters are unchanged (the diagnosis computes each known mistake on many examples)."""
+    versions = tuple(p._version for p in module.parameters())
+    kept = _TWINS.get(module)
+    if kept is None or kept[0] != versions:
+        kept = _TWINS[module] = (versions, {})
+    if cls not in kept[1]:
+        kept[1][cls] = _copied_float64(module, cls)
+    return kept[1][cls]
+
+
+_TWINS: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _copied_float64(module: torch.nn.Module, cls: type | None) -> torch.nn.Module:
     own = {id(t) for t in (*module.parameters(), *module.buffers())}  # (an RNN lists its own in _flat_weights)
 
     def left_by_a_call(value) -> bool:
         items = value if isinstance(value, list) else [value]
         return any(isinstance(t, Tensor) and id(t) not in own for t in items)
     left = {id(value): None for owner in module.modules() for value in vars(owner).values() if left_by_a_call(value)}
-    return copy.deepcopy(module, left).double()
+    twin = copy.deepcopy(module, left).double()
+    if cls is not None:
+        twin.__class__ = cls
+    return twin
 
 
 # The reference's results, by everything they are computed from: replayed examples are the
@@ -211,9 +230,7 @@ def fingerprint(value):
         data = b"" if t.device.type == "meta" else data_bytes(t.cpu().contiguous())
         return "tensor", t.dtype, tuple(t.shape), t.device.type, data
     if isinstance(value, torch.nn.Module):
-        return ("module", type(value), repr(value), value.training,
-                tuple((name, fingerprint(p)) for name, p in value.named_parameters()),
-                tuple((name, fingerprint(b)) for name, b in value.named_buffers()))
+        return _module_fingerprint(value)
     if isinstance(value, (list, tuple)):
         return type(value).__name__, tuple(fingerprint(v) for v in value)
     if isinstance(value, dict):
@@ -221,6 +238,23 @@ def fingerprint(value):
     if value is None or isinstance(value, (bool, int, float, str, torch.dtype, type)):
         return type(value).__name__, value
     raise TypeError(f"no fingerprint for a {type(value).__name__}")
+
+
+def _module_fingerprint(module: torch.nn.Module) -> tuple:
+    """A module's fingerprint, kept while its mode and its parameters and buffers (the same
+    tensors, none written since: their versions) are unchanged: every result computed from a
+    reference module fingerprints it again."""
+    stamp = (module.training, tuple((id(t), t._version) for t in (*module.parameters(), *module.buffers())))
+    kept = _MODULE_FINGERPRINTS.get(module)
+    if kept is None or kept[0] != stamp:
+        kept = _MODULE_FINGERPRINTS[module] = (stamp, (
+            "module", type(module), repr(module), module.training,
+            tuple((name, fingerprint(p)) for name, p in module.named_parameters()),
+            tuple((name, fingerprint(b)) for name, b in module.named_buffers())))
+    return kept[1]
+
+
+_MODULE_FINGERPRINTS: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
 
 
 # --- precision, one property (SPEC §3) --------------------------------------------------------

@@ -6,6 +6,7 @@ The student's decoder gets the reference encoder's outputs as plain tensors and 
 reference decoder's weights by parameter name after one lazy-initialising forward.
 Cases draw float32 and float64, int32 and int64 lengths, and ``enc_valid_lens=None``.
 """
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -50,6 +51,7 @@ H_AS_CELL = "lstm_state_for_gru (h, h)"
 SAME_MISTAKE = {H_AS_CELL: "lstm_state_for_gru"}
 
 
+@functools.cache
 def _mistaken(task: DecoderTask) -> dict[str, type]:
     """Reference decoders with one known mistake each."""
     base = task.reference
@@ -211,8 +213,7 @@ def expected_logits(task: DecoderTask, reference, case: Case, enc_outputs, cls=N
         state = reference.init_state(map_tensors(enc_outputs, Tensor.double), case.tensors["enc_valid_lens"])
         if cls is None:
             return call_float64(reference, case.tensors["tgt"], state)[0]
-        model = float64_twin(reference)
-        model.__class__ = cls
+        model = float64_twin(reference, cls)
         return model(case.tensors["tgt"], model.init_state(map_tensors(enc_outputs, Tensor.double),
                                                            case.tensors["enc_valid_lens"]))[0]
 

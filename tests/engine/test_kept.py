@@ -86,3 +86,33 @@ def test_a_reference_result_is_computed_once_for_equal_values_and_again_for_any_
         with pytest.raises(ValueError):
             reference_result("a failing result", failing, x)
     assert len(calls) == 8
+
+
+def test_a_module_is_fingerprinted_and_twinned_as_it_is_now():
+    """A module's fingerprint and its float64 twin are kept between calls (every reference result
+    fingerprints its module again; the diagnosis twins it for each known mistake), and follow it:
+    after a weight written in place, a parameter replaced or the mode switched, they are those of
+    a fresh copy of the module as it is now."""
+    import copy
+
+    import torch
+
+    from autograder.checks.compare import fingerprint, float64_twin
+    from reference.attention import AdditiveAttention
+
+    made = AdditiveAttention(num_hiddens=3, dropout=0.1).eval()
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 2)
+    with torch.no_grad():
+        made(q, k, v, None)  # lazy layers take shapes
+    changes = [lambda m: m.W_q.weight.add_(1.0), lambda m: setattr(m.W_k, "weight", torch.nn.Parameter(m.W_k.weight * 2)),
+               lambda m: m.train(), lambda m: m.eval()]
+    for change in [lambda m: None, *changes]:
+        with torch.no_grad():
+            change(made)
+        fresh = copy.deepcopy(made)
+        assert fingerprint(made) == fingerprint(fresh)
+        twin, fresh_twin = float64_twin(made.eval()), float64_twin(fresh.eval())
+        assert twin is not fresh_twin
+        assert torch.equal(twin(q.double(), k.double(), v.double(), None),
+                           fresh_twin(q.double(), k.double(), v.double(), None))
+    assert float64_twin(made) is float64_twin(made)  # kept while nothing changed
