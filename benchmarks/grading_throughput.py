@@ -8,7 +8,8 @@ four bundled notebooks (``--mix examples``: after the first few, every student r
 recorded run). It grades them both ways, prints
 per assignment the seconds per submission, the ratio, where the autograder's time went
 (from its timing files: worker start and cells, each check family, the rest), and every
-task whose score differs between the two paths. nbgrader grades a temporary nbgrader course
+task whose score differs between the two paths, the goals, and the machine's load average
+before and after. nbgrader grades a temporary nbgrader course
 (only the notebook handed in; it copies the helpers from the source folder); the autograder
 grades a copy of its submitted/ folder outside the course, so that the time is grading's
 alone (recording into a gradebook is nbgrader's own code: about 1 s per submission, see
@@ -63,6 +64,7 @@ def class_of_variants(assignment: str, into: Path) -> list[Path]:
 
 
 MIXES = {"class": class_of_variants, "examples": examples}
+GOALS = {"attention_scoring": 20, "bahdanau": 15}  # times real nbgrader autograde, at 40 per assignment
 
 
 def lay_out(root: Path, count: int, mix: str) -> dict[str, list[str]]:
@@ -149,9 +151,10 @@ def report_ours(root: Path, students: dict, ours: dict, jobs: int) -> None:
 def report_both(root: Path, students: dict, ours: dict, theirs: dict, differ: list, jobs: int) -> None:
     for assignment, names in students.items():
         n = len(names)
+        ratio = theirs[assignment] / ours[assignment]
         print(f"{assignment}: {n} submissions, autograder --jobs {jobs} {ours[assignment] / n:.3f} s, "
               f"nbgrader {theirs[assignment] / n:.3f} s per submission, "
-              f"ratio {theirs[assignment] / ours[assignment]:.1f}x")
+              f"ratio {ratio:.1f}x (goal {GOALS[assignment]}x: {'met' if ratio >= GOALS[assignment] else 'not met'})")
         print("   " + split(root / "results" / assignment))
     n, total_ours, total_theirs = sum(len(v) for v in students.values()), sum(ours.values()), sum(theirs.values())
     print(f"{n} submissions, autograder --jobs {jobs}: {total_ours / n:.3f} s per submission")
@@ -160,6 +163,10 @@ def report_both(root: Path, students: dict, ours: dict, theirs: dict, differ: li
     print(f"task scores that differ between the two paths: {len(differ)}")
     for row in differ:
         print("  ", *row)
+
+
+def load() -> str:
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main() -> None:
@@ -175,6 +182,7 @@ def main() -> None:
     students = lay_out(root, args.count, args.mix)
     shutil.copytree(root / "submitted", root / "plain" / "submitted")
     ours, theirs, differ = {}, {}, []
+    print(f"load average before: {load()}")
     for assignment, names in students.items():
         ours[assignment] = run([sys.executable, "-m", "autograder.cli", "grade", str(root / "plain" / "submitted"),
                                 "--assignment", assignment, "--output", str(root / "results" / assignment),
@@ -182,6 +190,7 @@ def main() -> None:
         if not args.ours_only:
             theirs[assignment], differing = theirs_and_differences(root, assignment, names)
             differ += differing
+    print(f"load average after: {load()} (the runs use every core; before tells what else was running)")
     if args.ours_only:
         report_ours(root, students, ours, args.jobs)
     else:
