@@ -170,18 +170,9 @@ def float64_twin(module: torch.nn.Module, cls: type | None = None) -> torch.nn.M
     for computations of its own, without what earlier calls left on the module (its stored
     attention weights, a tensor or a list of them, which may carry autograd history and then
     cannot be deep-copied): the reference modules are shared by every check (``Kept``), and the
-    twin's own calls store their own. Made once per module and class while the module's
-    parameters are unchanged (the diagnosis computes each known mistake on many examples)."""
-    versions = tuple(p._version for p in module.parameters())
-    kept = _TWINS.get(module)
-    if kept is None or kept[0] != versions:
-        kept = _TWINS[module] = (versions, {})
-    if cls not in kept[1]:
-        kept[1][cls] = _copied_float64(module, cls)
-    return kept[1][cls]
-
-
-_TWINS: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
+    twin's own calls store their own. Made once per module and class while the module is
+    unchanged (``derived``: the diagnosis computes each known mistake on many examples)."""
+    return derived(module, ("float64 twin", cls), lambda: _copied_float64(module, cls))
 
 
 def _copied_float64(module: torch.nn.Module, cls: type | None) -> torch.nn.Module:
@@ -241,20 +232,27 @@ def fingerprint(value):
 
 
 def _module_fingerprint(module: torch.nn.Module) -> tuple:
-    """A module's fingerprint, kept while its mode and its parameters and buffers (the same
-    tensors, none written since: their versions) are unchanged: every result computed from a
-    reference module fingerprints it again."""
-    stamp = (module.training, tuple((id(t), t._version) for t in (*module.parameters(), *module.buffers())))
-    kept = _MODULE_FINGERPRINTS.get(module)
-    if kept is None or kept[0] != stamp:
-        kept = _MODULE_FINGERPRINTS[module] = (stamp, (
-            "module", type(module), repr(module), module.training,
-            tuple((name, fingerprint(p)) for name, p in module.named_parameters()),
-            tuple((name, fingerprint(b)) for name, b in module.named_buffers())))
-    return kept[1]
+    """A module's fingerprint (every result computed from a reference module fingerprints it again)."""
+    return derived(module, "fingerprint", lambda: (
+        "module", type(module), repr(module), module.training,
+        tuple((name, fingerprint(p)) for name, p in module.named_parameters()),
+        tuple((name, fingerprint(b)) for name, b in module.named_buffers())))
 
 
-_MODULE_FINGERPRINTS: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
+def derived(module: torch.nn.Module, what, make: Callable):
+    """``make()``, the value ``what`` derived from ``module`` as it is now: kept while the module's
+    mode and its parameters and buffers (the same tensors, none written since: their versions)
+    are unchanged, made again otherwise."""
+    state = (module.training, tuple((id(t), t._version) for t in (*module.parameters(), *module.buffers())))
+    kept = _DERIVED.get(module)
+    if kept is None or kept[0] != state:
+        kept = _DERIVED[module] = (state, {})
+    if what not in kept[1]:
+        kept[1][what] = make()
+    return kept[1][what]
+
+
+_DERIVED: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()  # module -> (state, values)
 
 
 # --- precision, one property (SPEC §3) --------------------------------------------------------
